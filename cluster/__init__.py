@@ -1,0 +1,1 @@
+"""evalgrid: many runs."""

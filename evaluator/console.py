@@ -1,0 +1,103 @@
+"""Classifying console output the way Cookie-Frame's protocol asks: only breaking errors count.
+
+Font loading failures, favicon 404s, requests evalgrid itself blocked, and failures of CDN
+resources are recorded but classed as noise; whether a missing CDN script broke the page shows up
+in the render probes and in the uncaught errors it causes.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Callable
+from enum import StrEnum
+from typing import Any
+
+from playwright.async_api import Dialog, Page
+
+
+class ConsoleClass(StrEnum):
+    """Class of one console message or page error."""
+
+    UNCAUGHT = "uncaught"
+    """An uncaught exception (``pageerror``): the strongest sign of broken behaviour."""
+    ERROR = "error"
+    """A ``console.error`` or a failed first-party request."""
+    WARNING = "warning"
+    """Console warnings: never reported as errors."""
+    NOISE = "noise"
+    """Fonts, favicon, blocked or CDN requests."""
+    INFO = "info"
+    """Logs and everything else."""
+
+
+_FONT = re.compile(r"fonts\.(googleapis|gstatic)\.com|\.(woff2?|ttf|otf|eot)(\?|\b)|downloaded font|OTS parsing", re.I)
+_FAVICON = re.compile(r"favicon", re.I)
+_BLOCKED = re.compile(r"ERR_BLOCKED_BY_CLIENT|ERR_NAME_NOT_RESOLVED|ERR_INTERNET_DISCONNECTED", re.I)
+_CDN = re.compile(
+    r"unpkg\.com|cdn\.jsdelivr\.net|cdnjs\.cloudflare\.com|esm\.sh|cdn\.skypack\.dev|cdn\.tailwindcss\.com|"
+    r"code\.jquery\.com|stackpath\.bootstrapcdn\.com|ajax\.googleapis\.com|kit\.fontawesome\.com",
+    re.I,
+)
+
+
+def classify_console(kind: str, text: str, url: str = "") -> ConsoleClass:
+    """Class of a console message (``kind`` is Playwright's message type, or ``pageerror``)."""
+    if kind == "pageerror":
+        return ConsoleClass.UNCAUGHT
+    subject = f"{text} {url}"
+    if kind in ("error", "requestfailed"):
+        if _FAVICON.search(subject) or _FONT.search(subject) or _CDN.search(subject) or _BLOCKED.search(subject):
+            return ConsoleClass.NOISE
+        return ConsoleClass.ERROR
+    if kind == "warning":
+        return ConsoleClass.WARNING
+    return ConsoleClass.INFO
+
+
+class PageLog:
+    """Console messages, uncaught errors, failed requests, dialogs and popups of one page, timestamped.
+
+    Dialogs are dismissed and popups closed as they appear, so an app cannot stall the run with an
+    ``alert`` storm or a ``window.open`` flood; both are recorded.
+    """
+
+    def __init__(self) -> None:
+        self.entries: list[dict[str, Any]] = []
+
+    def attach(self, page: Page, phase: Callable[[], str]) -> None:
+        """Record ``page``'s events; ``phase`` names the current phase at each event."""
+
+        def add(kind: str, text: str, url: str = "") -> None:
+            self.entries.append({
+                "wall": time.time(), "phase": phase(), "kind": kind,
+                "class": classify_console(kind, text, url).value, "text": text[:2000], "url": url[:500],
+            })
+
+        page.on("console", lambda m: add(m.type, m.text, (m.location or {}).get("url", "")))
+        page.on("pageerror", lambda e: add("pageerror", f"{e.name}: {e.message}" if e.name else str(e)))
+        page.on("requestfailed", lambda r: add("requestfailed", f"{r.failure or 'failed'}: {r.url}", r.url))
+        page.on("response", lambda r: add("error", f"HTTP {r.status}: {r.url}", r.url) if r.status >= 400 else None)
+        page.on("crash", lambda _: add("crash", "the page crashed"))
+
+        async def dismiss(dialog: Dialog) -> None:
+            add("dialog", f"{dialog.type}: {dialog.message[:300]}")
+            try:
+                await dialog.dismiss()
+            except Exception:  # noqa: BLE001 - the page may already be gone
+                pass
+
+        async def close_popup(popup: Page) -> None:
+            add("popup", f"window.open: {popup.url}")
+            try:
+                await popup.close()
+            except Exception:  # noqa: BLE001 - the popup may already be gone
+                pass
+
+        page.on("dialog", dismiss)
+        page.on("popup", close_popup)
+
+    def since(self, wall: float, *classes: ConsoleClass) -> list[dict[str, Any]]:
+        """Entries from ``wall`` on, optionally of the given classes."""
+        wanted = {c.value for c in classes}
+        return [e for e in self.entries if e["wall"] >= wall and (not wanted or e["class"] in wanted)]

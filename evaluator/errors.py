@@ -1,0 +1,45 @@
+"""The one exception hierarchy of evalgrid.
+
+::
+
+    EvalgridError                    base: every error evalgrid raises on purpose
+    ├── ConfigError                  a sweep, query file or option is wrong; fix the input
+    ├── RegistryError                an unknown or duplicate policy / judge name
+    ├── InfrastructureError          the machinery failed, not the app: retry or fix the host
+    │   ├── BrowserUnavailableError  Chromium could not be found or launched
+    │   └── EncoderUnavailableError  ffmpeg is missing or failed to encode the video
+    └── EvidenceError                an evidence bundle is missing, incomplete or corrupted
+
+Failures of the thing under evaluation (an app that crashes, a blank page, an answer without
+code) are *results*, never exceptions: they become an :class:`~evaluator.models.Outcome`.
+"""
+
+from __future__ import annotations
+
+
+class EvalgridError(Exception):
+    """Base class of every error evalgrid raises on purpose."""
+
+
+class ConfigError(EvalgridError):
+    """A sweep file, query file or option is invalid; the message says what to change."""
+
+
+class RegistryError(EvalgridError):
+    """A name that is not registered, or registered twice."""
+
+
+class InfrastructureError(EvalgridError):
+    """The evaluation machinery failed (browser, encoder, disk), not the app under test."""
+
+
+class BrowserUnavailableError(InfrastructureError):
+    """Chromium could not be found or launched."""
+
+
+class EncoderUnavailableError(InfrastructureError):
+    """ffmpeg is missing or could not encode the screen video."""
+
+
+class EvidenceError(EvalgridError):
+    """An evidence bundle is missing, incomplete or does not match its manifest."""

@@ -1,0 +1,139 @@
+"""Evidence bundles: written incrementally, committed by writing ``manifest.json`` last.
+
+A bundle without a manifest is partial (the ``INCOMPLETE`` marker says since when); a bundle with a
+manifest is complete, and :func:`verify_bundle` checks every file against its recorded hash.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel
+
+from evaluator.errors import EvidenceError
+from evaluator.keys import sha256_bytes
+from evaluator.models import AgentConfig, EvidenceFile, EvidenceManifest, ToolVersions
+
+MANIFEST = "manifest.json"
+INCOMPLETE = "INCOMPLETE"
+
+
+def utc_now() -> str:
+    """Current UTC time, ISO 8601."""
+    return dt.datetime.now(dt.UTC).isoformat(timespec="milliseconds")
+
+
+def write_json_atomic(path: Path, data: object) -> None:
+    """Write JSON (models included) to ``path`` so readers see the old file or the new, never half."""
+    payload = data.model_dump(mode="json") if isinstance(data, BaseModel) else data
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(json.dumps(payload, indent=2, ensure_ascii=False), encoding="utf-8")
+    os.replace(tmp, path)
+
+
+class EvidenceWriter:
+    """Writes one bundle under ``root``; nothing can be written outside it."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        root.mkdir(parents=True, exist_ok=True)
+        (root / MANIFEST).unlink(missing_ok=True)
+        (root / INCOMPLETE).write_text(f"started {utc_now()}\n")
+
+    def path(self, rel: str) -> Path:
+        """Absolute path of bundle file ``rel``, with its parent created; refuses escapes."""
+        target = (self.root / rel).resolve()
+        if not target.is_relative_to(self.root.resolve()) or rel in (MANIFEST, INCOMPLETE):
+            raise EvidenceError(f"refusing to write {rel!r}: outside the bundle or reserved")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        return target
+
+    def directory(self, rel: str) -> Path:
+        """A scratch directory inside the bundle; dot-directories are left out of the manifest."""
+        target = self.path(f"{rel}/.keep").parent
+        target.mkdir(parents=True, exist_ok=True)
+        return target
+
+    def write_bytes(self, rel: str, data: bytes) -> str:
+        """Write a binary file; returns ``rel``."""
+        self.path(rel).write_bytes(data)
+        return rel
+
+    def write_text(self, rel: str, text: str) -> str:
+        """Write a UTF-8 text file; returns ``rel``."""
+        self.path(rel).write_text(text, encoding="utf-8")
+        return rel
+
+    def write_json(self, rel: str, data: Any) -> str:
+        """Write a JSON file (pydantic models are dumped); returns ``rel``."""
+        write_json_atomic(self.path(rel), data)
+        return rel
+
+    def commit(
+        self, *, evidence_key: str, artifact_key: str, agent: AgentConfig, tools: ToolVersions,
+        timings: dict[str, float],
+    ) -> EvidenceManifest:
+        """Hash every file, write the manifest last, and drop the INCOMPLETE marker."""
+        files = []
+        for file in sorted(p for p in self.root.rglob("*") if p.is_file()):
+            rel = file.relative_to(self.root).as_posix()
+            if rel in (MANIFEST, INCOMPLETE) or any(part.startswith(".") for part in file.relative_to(self.root).parts):
+                continue
+            data = file.read_bytes()
+            files.append(EvidenceFile(path=rel, sha256=sha256_bytes(data), size=len(data)))
+        manifest = EvidenceManifest(
+            evidence_key=evidence_key, artifact_key=artifact_key, agent=agent, tools=tools,
+            files=files, timings={k: round(v, 3) for k, v in timings.items()}, created_at=utc_now(),
+        )
+        write_json_atomic(self.root / MANIFEST, manifest)
+        (self.root / INCOMPLETE).unlink(missing_ok=True)
+        return manifest
+
+
+def read_manifest(root: Path) -> EvidenceManifest | None:
+    """The bundle's manifest, or ``None`` when the bundle is missing or partial."""
+    path = root / MANIFEST
+    if not path.is_file() or (root / INCOMPLETE).exists():
+        return None
+    try:
+        return EvidenceManifest.model_validate_json(path.read_text(encoding="utf-8"))
+    except ValueError as exc:
+        raise EvidenceError(f"{path} is not a valid evidence manifest ({exc}); delete the bundle to recollect") from exc
+
+
+def verify_bundle(root: Path) -> EvidenceManifest:
+    """Check every file of a committed bundle against its hash; raises :class:`EvidenceError`."""
+    manifest = read_manifest(root)
+    if manifest is None:
+        raise EvidenceError(f"{root} is not a committed evidence bundle (no manifest, or marked INCOMPLETE)")
+    for entry in manifest.files:
+        file = root / entry.path
+        if not file.is_file() or sha256_bytes(file.read_bytes()) != entry.sha256:
+            raise EvidenceError(f"{root}: {entry.path} is missing or does not match its recorded hash")
+    return manifest
+
+
+class EvidenceBundle:
+    """Read side of a committed bundle: what judges see. Reading never touches a browser."""
+
+    def __init__(self, root: Path) -> None:
+        manifest = read_manifest(root)
+        if manifest is None:
+            raise EvidenceError(f"{root} is not a committed evidence bundle (no manifest, or marked INCOMPLETE)")
+        self.root = root
+        self.manifest = manifest
+
+    def json(self, rel: str) -> Any:
+        """A JSON file of the bundle."""
+        path = self.root / rel
+        if not path.is_file():
+            raise EvidenceError(f"{self.root}: {rel} is missing from the bundle; recollect the evidence")
+        return json.loads(path.read_text(encoding="utf-8"))
+
+    def text(self, rel: str) -> str:
+        """A text file of the bundle."""
+        return (self.root / rel).read_text(encoding="utf-8", errors="replace")

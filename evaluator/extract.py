@@ -1,0 +1,212 @@
+"""Turn a model's raw answer (markdown with code fences, bare HTML, several files) into app files.
+
+The answer is untrusted: file names are sanitised (no absolute paths, no ``..``), binary content is
+refused, and an answer with no usable code is a classified :class:`NotAssessable`, never a crash.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from dataclasses import dataclass, field
+
+from evaluator.models import ReasonCode, RejectedFile, Stack
+
+MAX_ANSWER_BYTES = 4 * 1024 * 1024
+MAX_FILES = 64
+_FENCE = re.compile(r"^(?P<indent> {0,3})(?P<ticks>`{3,}|~{3,})(?P<info>[^\n`]*)$", re.MULTILINE)
+_FILENAME = re.compile(r"^[\w][\w .@()+-]*(/[\w][\w .@()+-]*)*\.(html?|css|m?js|jsx|json|svg|txt|md)$", re.I)
+_NAMEISH = re.compile(r"[\w./\\~-]+\.(?:html?|css|m?js|jsx|tsx?|json|svg|txt|md|py|sh)\b", re.I)
+_HTML_HINT = re.compile(r"<!doctype html|<html[\s>]|<body[\s>]|<head[\s>]", re.I)
+_TAGS = re.compile(r"<(div|p|h[1-6]|button|section|main|canvas|svg|table|form|ul|script|style)\b", re.I)
+_LANG_DEFAULT = {"html": "index.html", "css": "style.css", "js": "script.js", "jsx": "App.jsx"}
+_LANG_ALIASES = {
+    "html": "html", "htm": "html", "xml": "html", "markup": "html",
+    "css": "css", "scss": "css",
+    "js": "js", "javascript": "js", "mjs": "js",
+    "jsx": "jsx", "tsx": "jsx", "react": "jsx", "vue": "jsx",
+    "json": "json", "svg": "svg",
+}
+_IGNORED_LANGS = {"bash", "sh", "shell", "console", "text", "txt", "plaintext", "powershell", "cmd", "diff"}
+
+
+@dataclass(frozen=True)
+class ExtractedApp:
+    """Files of a servable app recovered from an answer."""
+
+    files: dict[str, str]
+    entrypoint: str
+    stack: Stack
+    rejected: list[RejectedFile] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class NotAssessable:
+    """The answer holds nothing that can be run; the reason is the candidate's, not ours."""
+
+    code: ReasonCode
+    detail: str
+
+
+@dataclass
+class _Block:
+    lang: str
+    name: str | None
+    code: str
+    truncated: bool
+
+
+def decode_answer(raw: bytes) -> str | NotAssessable:
+    """Decode an answer as text, refusing binary garbage."""
+    if len(raw) > MAX_ANSWER_BYTES:
+        return NotAssessable(ReasonCode.BINARY_ANSWER, f"answer is {len(raw)} bytes, over the {MAX_ANSWER_BYTES} limit")
+    if b"\x00" in raw:
+        return NotAssessable(ReasonCode.BINARY_ANSWER, "answer contains NUL bytes: binary data, not text")
+    text = raw.decode("utf-8", errors="replace")
+    bad = text.count("\ufffd") + sum(1 for c in text if ord(c) < 32 and c not in "\n\r\t\f")
+    if text and bad / len(text) > 0.01:
+        return NotAssessable(ReasonCode.BINARY_ANSWER, f"{bad} of {len(text)} characters are not valid text")
+    return text.replace("\r\n", "\n")
+
+
+def extract_app(raw: bytes) -> ExtractedApp | NotAssessable:
+    """Recover the app files from a raw model answer."""
+    text = decode_answer(raw)
+    if isinstance(text, NotAssessable):
+        return text
+    blocks = _fenced_blocks(text)
+    if not blocks:
+        if _HTML_HINT.search(text) or len(_TAGS.findall(text)) >= 3:
+            return _assemble([_Block("html", "index.html", text.strip(), truncated=False)], notes=["bare HTML answer"])
+        return NotAssessable(ReasonCode.NO_CODE, "the answer contains no code block and no HTML")
+    return _assemble(blocks, notes=[])
+
+
+def _fenced_blocks(text: str) -> list[_Block]:
+    blocks: list[_Block] = []
+    pos = 0
+    while True:
+        opening = _FENCE.search(text, pos)
+        if opening is None:
+            return blocks
+        ticks = opening["ticks"]
+        info = opening["info"].strip()
+        closing = re.compile(rf"^ {{0,3}}{re.escape(ticks[0])}{{{len(ticks)},}}[ \t]*$", re.MULTILINE)
+        end = closing.search(text, opening.end() + 1)
+        body_start = opening.end() + 1
+        code = text[body_start:end.start()] if end else text[body_start:]
+        lang, name = _parse_info(info)
+        if name is None:
+            name = _name_from_preceding_line(text[:opening.start()]) or _name_from_first_line(code)
+        blocks.append(_Block(lang, name, code.rstrip("\n"), truncated=end is None))
+        if end is None:
+            return blocks
+        pos = end.end()
+
+
+def _parse_info(info: str) -> tuple[str, str | None]:
+    tokens = info.replace(":", " ").split()
+    lang = tokens[0].lower() if tokens else ""
+    name = None
+    for token in tokens[1:] if tokens else []:
+        candidate = token.split("=", 1)[-1].strip("\"'")
+        if _NAMEISH.fullmatch(candidate):
+            name = candidate
+    if name is None and _NAMEISH.fullmatch(lang):
+        name, lang = lang, lang.rsplit(".", 1)[-1]
+    return lang, name
+
+
+def _name_from_preceding_line(before: str) -> str | None:
+    lines = [ln for ln in before.rstrip().splitlines()[-2:] if ln.strip()]
+    if not lines:
+        return None
+    line = lines[-1].strip().strip("#*_`>:- ").strip()
+    line = re.sub(r"^(file(name)?|path)\s*[:=]?\s*", "", line, flags=re.I).strip("`*_ :")
+    return line if _NAMEISH.fullmatch(line) else None
+
+
+def _name_from_first_line(code: str) -> str | None:
+    first = code.lstrip().split("\n", 1)[0].strip()
+    m = re.fullmatch(r"(?:<!--|//|/\*)\s*(?:file(?:name)?\s*:\s*)?([\w./-]+)\s*(?:-->|\*/)?", first, re.I)
+    return m.group(1) if m and _NAMEISH.fullmatch(m.group(1)) else None
+
+
+def _safe_path(name: str) -> str | None:
+    name = name.strip().replace("\\", "/")
+    if not name or name.startswith("/") or re.match(r"^[A-Za-z]:", name) or "\x00" in name:
+        return None
+    parts = name.split("/")
+    if any(p in ("..", "") for p in parts) or len(name) > 200:
+        return None
+    normal = posixpath.normpath(name).removeprefix("./")
+    return normal if _FILENAME.fullmatch(normal) else None
+
+
+def _assemble(blocks: list[_Block], notes: list[str]) -> ExtractedApp | NotAssessable:
+    files: dict[str, str] = {}
+    rejected: list[RejectedFile] = []
+    loose: dict[str, list[str]] = {"css": [], "js": []}
+    for block in blocks:
+        kind = _LANG_ALIASES.get(block.lang)
+        if block.truncated:
+            notes.append(f"code block {block.name or block.lang or '?'} is not closed: the answer looks truncated")
+        if block.name is not None:
+            path = _safe_path(block.name)
+            if path is None:
+                rejected.append(RejectedFile(name=block.name[:200], reason="unsafe or unsupported file name"))
+                continue
+        elif kind in ("css", "js") and any(_LANG_ALIASES.get(b.lang) == "html" for b in blocks):
+            loose[kind].append(block.code)
+            continue
+        elif kind in _LANG_DEFAULT:
+            path = _LANG_DEFAULT[kind]
+        elif block.lang in _IGNORED_LANGS or kind is None:
+            if block.lang and block.lang not in _IGNORED_LANGS:
+                rejected.append(RejectedFile(name=f"<{block.lang} block>", reason="language not served"))
+            continue
+        else:
+            continue
+        if path in files:
+            notes.append(f"{path} appears twice; the later block wins")
+        files[path] = block.code
+        if len(files) > MAX_FILES:
+            return NotAssessable(ReasonCode.NO_CODE, f"answer has more than {MAX_FILES} files")
+    html_files = sorted(p for p in files if p.lower().endswith((".html", ".htm")))
+    if not html_files:
+        if rejected and not files:
+            return NotAssessable(ReasonCode.UNSAFE_FILES_ONLY, "every file of the answer has an unsafe name: "
+                                 + ", ".join(r.name for r in rejected[:5]))
+        if files:
+            return NotAssessable(ReasonCode.UNSUPPORTED_STACK,
+                                 "no HTML entry point (framework builds are not supported yet): "
+                                 + ", ".join(sorted(files)[:5]))
+        return NotAssessable(ReasonCode.NO_CODE, "the answer's code blocks contain no web code")
+    entry = "index.html" if "index.html" in files else html_files[0]
+    files[entry] = _attach_loose(files, entry, loose, notes)
+    stack = Stack.HTML if len(files) == 1 else Stack.STATIC
+    return ExtractedApp(files=files, entrypoint=entry, stack=stack, rejected=rejected, notes=notes)
+
+
+def _attach_loose(files: dict[str, str], entry: str, loose: dict[str, list[str]], notes: list[str]) -> str:
+    """Place unnamed CSS/JS blocks: under the name the HTML references, else inline."""
+    html = files[entry]
+    for kind, pattern, default_tag, anchor in (
+        ("css", r'<link[^>]+href=["\']([^"\':]+\.css)["\']', "<style>\n{}\n</style>", "</head>"),
+        ("js", r'<script[^>]+src=["\']([^"\':]+\.m?js)["\']', "<script>\n{}\n</script>", "</body>"),
+    ):
+        if not loose[kind]:
+            continue
+        missing = [ref for ref in re.findall(pattern, html, re.I) if _safe_path(ref) and _safe_path(ref) not in files]
+        if len(missing) == 1:
+            files_path = _safe_path(missing[0])
+            assert files_path is not None
+            files[files_path] = "\n\n".join(loose[kind])
+            notes.append(f"unnamed {kind} block saved as {files_path}, which the HTML references")
+            continue
+        snippet = default_tag.format("\n\n".join(loose[kind]))
+        idx = html.lower().rfind(anchor)
+        html = html[:idx] + snippet + html[idx:] if idx >= 0 else html + snippet
+        notes.append(f"unnamed {kind} block inlined into {entry}")
+    return html

@@ -1,0 +1,241 @@
+"""The heuristic judge: functional and aesthetic scores from measured evidence only.
+
+Its deduction table is the package data file ``rubrics/heuristic-v1.yaml``. Every deduction
+becomes a failure attribution citing the evidence (file, step, video time). Every verdict is
+labelled heuristic, so no one mistakes it for a model's judgement.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections import defaultdict
+from dataclasses import dataclass, field
+from importlib import resources
+from typing import Any
+
+import yaml
+
+from evaluator.evidence import EvidenceBundle
+from evaluator.judges import Judge, judges
+from evaluator.language import language_matches
+from evaluator.models import (
+    CriterionReason,
+    Dimension,
+    EvidenceRef,
+    FailureAttribution,
+    JudgeInfo,
+    Kind,
+    Query,
+    Severity,
+    Verdict,
+)
+
+_NEAR_EMPTY_ELEMENTS = 12
+_NEAR_EMPTY_TEXT = 20
+_CORE_MIN_CONTROLS = 3
+_CORE_INEFFECTIVE_SHARE = 0.5
+
+
+@functools.cache
+def load_rubric(version: str = "heuristic-v1") -> dict[str, Any]:
+    """The deduction table ``rubrics/<version>.yaml``."""
+    text = resources.files("evaluator").joinpath(f"rubrics/{version}.yaml").read_text(encoding="utf-8")
+    rubric: dict[str, Any] = yaml.safe_load(text)
+    return rubric
+
+
+@dataclass
+class _Ledger:
+    """Deductions of one dimension, applied with the rubric's per-category caps."""
+
+    dimension: Dimension
+    table: dict[str, dict[str, Any]]
+    attributions: list[FailureAttribution] = field(default_factory=list)
+    taken: dict[str, float] = field(default_factory=lambda: defaultdict(float))
+
+    def deduct(self, category: str, description: str, evidence: list[EvidenceRef], *, times: float = 1.0) -> None:
+        row = self.table[category]
+        amount = min(row["deduction"] * times, row["cap"] - self.taken[category])
+        if amount <= 0:
+            return
+        self.taken[category] += amount
+        self.attributions.append(FailureAttribution(
+            category=category, dimension=self.dimension, severity=Severity(row["severity"]),
+            deduction=round(amount, 2), description=description, evidence=evidence,
+        ))
+
+    @property
+    def total(self) -> float:
+        return sum(self.taken.values())
+
+
+@judges.register("heuristic")
+def heuristic_judge(*, rubric: str = "heuristic-v1") -> Judge:
+    """The embedded default judge: measured signals, documented deductions, no model."""
+    table = load_rubric(rubric)
+
+    async def judge(bundle: EvidenceBundle, *, verdict_key: str) -> Verdict:
+        return _score(bundle, table, verdict_key)
+
+    return judge
+
+
+def _score(bundle: EvidenceBundle, rubric: dict[str, Any], verdict_key: str) -> Verdict:
+    query = Query.model_validate(bundle.json("query.json"))
+    desktop = bundle.json("static/desktop-facts.json")
+    mobile = bundle.json("static/mobile-facts.json")
+    trace = bundle.json("interaction/trace.json")
+    result = bundle.json("interaction/result.json")
+    console = bundle.json("console.json")
+    func = _Ledger(Dimension.FUNCTIONAL, rubric["functional"]["categories"])
+    aes = _Ledger(Dimension.AESTHETIC, rubric["aesthetic"]["categories"])
+    criteria: list[CriterionReason] = []
+    shot = EvidenceRef(file="static/desktop-viewport.png")
+
+    facts, image = desktop["facts"], desktop["image"]
+    blank = bool(image["blank"]) or desktop["timings"].get("navigation_error") is not None and facts["text_length"] == 0
+    near_empty = not blank and facts["element_count"] < _NEAR_EMPTY_ELEMENTS and facts["text_length"] < _NEAR_EMPTY_TEXT
+    if blank:
+        func.deduct("render_failure", "the page rendered blank (nothing but background on the desktop screenshot)",
+                    [shot, EvidenceRef(file="static/desktop-facts.json", detail=f"image probe {image}")])
+    elif near_empty:
+        func.deduct("near_empty_render", f"only {facts['element_count']} elements and {facts['text_length']} "
+                    "characters of text rendered", [shot])
+    _errors(func, console, trace, result)
+    _controls(func, query, trace, result)
+    _language(func, query, facts)
+
+    aesthetic_base, baseline_reason = _aesthetic_baseline(rubric, facts, image, blank)
+    if not blank:
+        _layout(aes, desktop, mobile)
+    bonus, bonus_reason = _bonuses(rubric, image, aes, aesthetic_base)
+    functional = max(0.0, rubric["functional"]["baseline"] - func.total)
+    aesthetic = min(8.0, max(0.0, aesthetic_base + bonus - aes.total))
+    criteria += [
+        CriterionReason(criterion="baseline", dimension=Dimension.AESTHETIC, reason=baseline_reason),
+        CriterionReason(criterion="bonuses", dimension=Dimension.AESTHETIC, reason=bonus_reason),
+    ]
+    label = rubric["label"]
+    return Verdict(
+        verdict_key=verdict_key, evidence_key=bundle.manifest.evidence_key,
+        judge=JudgeInfo(name="heuristic", kind="heuristic", rubric_version=rubric["version"]),
+        functional=round(functional, 2), aesthetic=round(aesthetic, 2),
+        functional_reason=_reason(rubric["functional"]["baseline"], func, functional),
+        aesthetic_reason=f"{baseline_reason} {bonus_reason} " + _reason(aesthetic_base + bonus, aes, aesthetic),
+        criteria=criteria, attributions=func.attributions + aes.attributions, label=label,
+    )
+
+
+def _errors(func: _Ledger, console: list[dict[str, Any]], trace: list[dict[str, Any]], result: dict[str, Any]) -> None:
+    at_load = [e for e in console if e["phase"] in ("load", "mobile") and e["class"] == "uncaught"]
+    if at_load:
+        first = at_load[0]
+        func.deduct("uncaught_error_at_load", f"uncaught error while loading: {first['text'][:160]}",
+                    [EvidenceRef(file="console.json", detail=first["text"][:200])])
+    other = [e for e in console if e["class"] == "error"]
+    if other:
+        func.deduct("console_error", f"{len(other)} console errors, e.g. {other[0]['text'][:120]}",
+                    [EvidenceRef(file="console.json", detail=other[0]["text"][:200],
+                                 video_time_s=other[0].get("video_time_s"))], times=min(len(other), 2))
+    if result.get("error"):
+        func.deduct("interaction_aborted", f"the interaction was cut short: {result['error'][:160]}",
+                    [EvidenceRef(file="interaction/result.json", detail=result["error"][:200])])
+
+
+def _controls(func: _Ledger, query: Query, trace: list[dict[str, Any]], result: dict[str, Any]) -> None:
+    coverage = result.get("coverage") or {}
+    if (query.kind is Kind.INTERACTIVE_APPLICATION and not trace and not result.get("error")
+            and coverage.get("salient", 0) == 0):
+        func.deduct("no_controls", "the brief asks for an interactive application but the page offers no control",
+                    [EvidenceRef(file="static/desktop-viewport.png"), EvidenceRef(file="interaction/result.json")])
+    by_control: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for step in trace:
+        if step["target"] is not None and step["action"]["kind"] in ("click", "select", "type"):
+            by_control[step["target"]["selector"]].append(step)
+    ineffective = 0
+    for steps in by_control.values():
+        statuses = [s["result"]["status"] for s in steps]
+        last = steps[-1]
+        refs = [EvidenceRef(step=s["step"], video_time_s=s["action_start_s"], file=s["screenshot"],
+                            detail=last["target"]["selector"]) for s in steps]
+        ineffective += all(status != "changed" for status in statuses)
+        errors = [e for s in steps for e in s["result"]["errors"] if e.startswith("pageerror")]
+        if errors:
+            func.deduct("error_on_action", f"{_what(last)} raised {errors[0][:160]}", refs)
+        elif "input_rejected" in statuses:
+            func.deduct("input_rejected", f"{_what(last)}: {last['result']['detail']}", refs)
+        elif all(status == "no_change" for status in statuses):
+            distinct_states = len({s["observation_state"] for s in steps})
+            category = "dead_control" if distinct_states >= 2 else "unresponsive_control"
+            func.deduct(category, f"{_what(last)} changed nothing ({len(steps)} tries)", refs)
+    if len(by_control) >= _CORE_MIN_CONTROLS and ineffective / len(by_control) >= _CORE_INEFFECTIVE_SHARE:
+        func.deduct("core_interaction_failure",
+                    f"{ineffective} of {len(by_control)} exercised controls had no effect: the app does not work",
+                    [EvidenceRef(file="interaction/trace.json"), EvidenceRef(file="interaction/video.mp4",
+                                                                             video_time_s=0.0)])
+
+
+def _language(func: _Ledger, query: Query, facts: dict[str, Any]) -> None:
+    if language_matches(facts["text_sample"], query.language) is False:
+        func.deduct("language_mismatch", f"the page text is not in the brief's language ({query.language})",
+                    [EvidenceRef(file="static/desktop-facts.json", detail=facts["text_sample"][:120])])
+
+
+def _aesthetic_baseline(rubric: dict[str, Any], facts: dict[str, Any], image: dict[str, Any],
+                        blank: bool) -> tuple[float, str]:
+    baselines = rubric["aesthetic"]["baselines"]
+    if blank:
+        return baselines["blank"], f"Baseline {baselines['blank']}: blank render."
+    if facts["css_rules"] == 0 and facts["inline_styled_elements"] == 0:
+        return baselines["unstyled"], f"Baseline {baselines['unstyled']}: raw HTML, no author CSS."
+    return baselines["styled"], (f"Baseline {baselines['styled']}: author styling "
+                                 f"({facts['css_rules']} CSS rules, {facts['inline_styled_elements']} styled elements).")
+
+
+def _layout(aes: _Ledger, desktop: dict[str, Any], mobile: dict[str, Any]) -> None:
+    overflow = mobile["facts"]["overflow_x"]
+    if overflow > 4:
+        aes.deduct("mobile_overflow", f"on a 390 px phone the page is {mobile['facts']['scroll_width']} px wide "
+                   f"({overflow} px of sideways scroll)",
+                   [EvidenceRef(file="static/mobile-viewport.png"), EvidenceRef(file="static/mobile-facts.json")])
+    for image in desktop["facts"]["broken_images"]:
+        aes.deduct("broken_image", f"image {image['src'][:80]} failed to load",
+                   [EvidenceRef(file="static/desktop-viewport.png", detail=image["selector"])])
+    low = desktop["facts"]["low_contrast_count"]
+    if low:
+        sample = desktop["facts"]["low_contrast"][0]
+        category = "low_contrast_widespread" if low > 3 else "low_contrast"
+        aes.deduct(category, f"{low} text elements below WCAG AA contrast, e.g. {sample['text'][:40]!r} "
+                   f"at {sample['ratio']}:1 (needs {sample['required']}:1)",
+                   [EvidenceRef(file="static/desktop-facts.json", detail=sample["selector"])])
+
+
+def _bonuses(rubric: dict[str, Any], image: dict[str, Any], aes: _Ledger, base: float) -> tuple[float, str]:
+    if base < rubric["aesthetic"]["baselines"]["styled"]:
+        return 0.0, "No bonus below a styled baseline."
+    spec = rubric["aesthetic"]["bonuses"]
+    parts, points = [], 0.0
+    if image["colorfulness"] >= spec["colorful"]["min_colorfulness"]:
+        points += spec["colorful"]["points"]
+        parts.append(f"+{spec['colorful']['points']} colourful ({image['colorfulness']:.1f})")
+    if (image["background_fraction"] <= spec["structured"]["max_background_fraction"]
+            and image["edge_density"] >= spec["structured"]["min_edge_density"]):
+        points += spec["structured"]["points"]
+        parts.append(f"+{spec['structured']['points']} structured layout")
+    if not aes.attributions:
+        points += spec["polish"]["points"]
+        parts.append(f"+{spec['polish']['points']} no layout, image or contrast defect")
+    return points, "Bonuses: " + (", ".join(parts) if parts else "none") + "."
+
+
+def _what(step: dict[str, Any]) -> str:
+    target = step.get("target") or {}
+    label = target.get("label") or target.get("selector") or "?"
+    return f"{step['action']['kind']} on {label[:60]!r}"
+
+
+def _reason(start: float, ledger: _Ledger, final: float) -> str:
+    if not ledger.attributions:
+        return f"Calculation: {start:.1f} with no deduction. Final: {final:.1f}"
+    math = " ".join(f"- {a.deduction:.1f} ({a.category})" for a in ledger.attributions)
+    return f"Calculation: {start:.1f} {math}. Final: {final:.1f}"

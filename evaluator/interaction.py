@@ -1,0 +1,290 @@
+"""Agent-Driven Interaction: the observe → deliberate (frozen) → act loop behind any policy.
+
+The loop owns the guarantees that must not depend on the policy: the page is frozen from each
+observation until the action starts; every action is executed with human-like input and its
+effect measured; failures come back as observations; the coverage gate refuses an early
+``finish``; the step budget is enforced; everything lands in the trace, aligned with the video.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlsplit
+
+from playwright.async_api import Page
+
+from evaluator.console import ConsoleClass, PageLog
+from evaluator.evidence import EvidenceWriter
+from evaluator.freeze import FreezeController
+from evaluator.humanlike import HumanInput
+from evaluator.models import AgentConfig
+from evaluator.observation import (
+    Action,
+    ActionKind,
+    ActionResult,
+    AgentSummary,
+    Coverage,
+    ElementInfo,
+    Observation,
+    ResultStatus,
+    StepRecord,
+)
+from evaluator.policies import Policy, is_actionable
+from evaluator.probes import (
+    interactive_elements,
+    settle_transitions,
+    state_signature,
+    visual_change,
+    wait_for_render,
+)
+from evaluator.screencast import ScreenRecorder
+
+_MAX_GATE_REFUSALS = 2
+# Step screenshots are compared for change and kept as evidence: JPEG keeps both cheap.
+_SHOT: dict[str, Any] = {"type": "jpeg", "quality": 70}
+_ACTION_TIMEOUT_MS = 3000
+
+
+@dataclass
+class InteractionOutcome:
+    """What the interaction produced, besides the files it wrote."""
+
+    trace: list[StepRecord]
+    summary: AgentSummary
+    coverage: Coverage
+    ended_by: str
+    gate_refusals: int
+
+
+@dataclass
+class _Pending:
+    action: Action
+    target: ElementInfo | None
+    observation: Observation
+    observed_wall: float
+    deliberation_s: float
+    start_wall: float
+    pre_state: str
+    pre_shot: bytes | None
+    result: ActionResult | None
+
+
+class Interaction:
+    """Runs one policy against one page until it finishes or the budget is spent."""
+
+    def __init__(
+        self, *, page: Page, app_url: str, writer: EvidenceWriter, recorder: ScreenRecorder,
+        freezer: FreezeController, log: PageLog, policy: Policy, config: AgentConfig,
+    ) -> None:
+        self._page = page
+        self._app_url = app_url
+        self._origin = "{0.scheme}://{0.netloc}".format(urlsplit(app_url))
+        self._writer = writer
+        self._recorder = recorder
+        self._freezer = freezer
+        self._log = log
+        self._policy = policy
+        self._config = config
+        self._input = HumanInput(page, seed=config.seed, mouse_steps=config.mouse_steps,
+                                 typing_delay_ms=config.typing_delay_ms)
+        self._salient: set[str] = set()
+        self._exercised: set[str] = set()
+        self.trace: list[StepRecord] = []
+
+    async def run(self) -> InteractionOutcome:
+        """Explore until the policy finishes (past the coverage gate) or the budget is spent."""
+        pending: _Pending | None = None
+        refusals = 0
+        notes: list[str] = []
+        step = 0
+        action: Action | None = None
+        while True:
+            await self._freezer.freeze()
+            observed_wall = time.time()
+            shot = await self._page.screenshot(**_SHOT)
+            observation = await self._observe(step, shot, pending, notes)
+            if pending is not None:
+                self._record(pending, observation, shot, observed_wall)
+                pending = None
+            if step >= self._config.max_steps:
+                ended_by = "budget"
+                break
+            started = time.monotonic()
+            action = await self._policy(observation)
+            deliberation = time.monotonic() - started
+            notes = []
+            if action.kind is ActionKind.FINISH:
+                if (self._config.coverage_gate and observation.coverage.remaining
+                        and refusals < _MAX_GATE_REFUSALS):
+                    refusals += 1
+                    notes = [f"coverage gate: finish refused, {len(observation.coverage.remaining)} salient "
+                             f"controls not exercised yet: {observation.coverage.remaining[:10]}"]
+                    continue
+                ended_by = "policy"
+                break
+            await self._freezer.thaw()
+            pending = await self._act(action, observation, observed_wall, deliberation)
+            step += 1
+        await self._freezer.thaw()
+        summary = action.summary if action is not None and action.summary else self._summarise()
+        return InteractionOutcome(self.trace, summary, observation.coverage, ended_by, refusals)
+
+    async def _observe(self, step: int, shot: bytes, pending: _Pending | None, notes: list[str]) -> Observation:
+        raw = await interactive_elements(self._page)
+        elements = [ElementInfo(index=i, **e) for i, e in enumerate(raw)]
+        for e in elements:
+            if e.in_viewport and is_actionable(e, self._origin):
+                self._salient.add(e.selector)
+        remaining = [e.index for e in elements if e.selector in self._salient and e.selector not in self._exercised]
+        path = self._writer.write_bytes(f"interaction/steps/{step:03d}.jpg", shot)
+        state = await state_signature(self._page)
+        last_result = None
+        if pending is not None:
+            last_result = pending.result or self._measure(pending, state, shot)
+            pending.result = last_result
+        text = await self._page.evaluate("document.body ? document.body.innerText.slice(0, 1500) : ''")
+        return Observation(
+            step=step, steps_left=max(0, self._config.max_steps - step), url=self._page.url,
+            title=await self._page.title(), elements=elements, state=state, text_excerpt=text, screenshot=path,
+            last_action=pending.action if pending else None, last_result=last_result,
+            coverage=Coverage(salient=len(self._salient), exercised=len(self._exercised & self._salient),
+                              remaining=remaining),
+            notes=notes,
+        )
+
+    def _measure(self, pending: _Pending, state: str, shot: bytes) -> ActionResult:
+        dom = state != pending.pre_state
+        visual = pending.pre_shot is not None and visual_change(pending.pre_shot, shot)
+        errors = [f"{e['kind']}: {e['text']}" for e in
+                  self._log.since(pending.start_wall, ConsoleClass.UNCAUGHT, ConsoleClass.ERROR)]
+        status = ResultStatus.CHANGED if dom or visual else ResultStatus.NO_CHANGE
+        return ActionResult(status=status, dom_changed=dom, visual_changed=visual, errors=errors,
+                            detail="" if dom or visual else "nothing observable changed")
+
+    def _record(self, pending: _Pending, observation: Observation, shot: bytes, observed_wall: float) -> None:
+        assert pending.result is not None
+        video = self._recorder.video_time
+        self.trace.append(StepRecord(
+            step=pending.observation.step, observation_state=pending.observation.state,
+            element_count=len(pending.observation.elements), screenshot=pending.observation.screenshot,
+            action=pending.action, target=pending.target, result=pending.result,
+            observed_at_s=round(video(pending.observed_wall), 3),
+            deliberation_s=round(pending.deliberation_s, 3),
+            action_start_s=round(video(pending.start_wall), 3), action_end_s=round(video(observed_wall), 3),
+        ))
+
+    async def _act(self, action: Action, observation: Observation, observed_wall: float,
+                   deliberation: float) -> _Pending:
+        target = None
+        if action.element is not None and 0 <= action.element < len(observation.elements):
+            target = observation.elements[action.element]
+        pending = _Pending(action, target, observation, observed_wall, deliberation, time.time(), observation.state,
+                           None, None)
+        try:
+            await self._perform(action, target, pending)
+        except Exception as exc:  # noqa: BLE001 - an action that fails is an observation, not a crash
+            pending.result = ActionResult(status=ResultStatus.FAILED, detail=f"{type(exc).__name__}: {exc}"[:300])
+        if target is not None:
+            self._exercised.add(target.selector)
+        await asyncio.sleep(self._config.action_pause_ms / 1000)
+        await wait_for_render(self._page, timeout_s=1.5, stable_polls=2)
+        if not self._page.url.startswith(self._origin):
+            left_to = self._page.url
+            await self._page.goto(self._app_url, wait_until="load", timeout=10_000)
+            pending.result = ActionResult(status=ResultStatus.NAVIGATED_AWAY, dom_changed=True,
+                                          detail=f"the page navigated to {left_to[:200]}; evalgrid went back")
+        return pending
+
+    async def _perform(self, action: Action, target: ElementInfo | None, pending: _Pending) -> None:
+        page = self._page
+        if action.kind in (ActionKind.CLICK, ActionKind.TYPE, ActionKind.SELECT, ActionKind.HOVER):
+            if target is None:
+                pending.result = ActionResult(status=ResultStatus.FAILED,
+                                              detail=f"no element {action.element} in the observation")
+                return
+            locator = page.locator(target.selector).first
+            await locator.scroll_into_view_if_needed(timeout=_ACTION_TIMEOUT_MS)
+            box = await locator.bounding_box(timeout=_ACTION_TIMEOUT_MS)
+            if box is None:
+                pending.result = ActionResult(status=ResultStatus.FAILED, detail="the element is no longer visible")
+                return
+            dx, dy = self._input.jitter(box["width"], box["height"])
+            x, y = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
+            if action.kind is ActionKind.CLICK and target.type == "range" and action.amount is not None:
+                x, dy = box["x"] + box["width"] * min(max(action.amount, 0.0), 1.0), 0.0
+            elif action.kind is ActionKind.CLICK and target.type == "range":
+                dx = 0.0
+            await self._input.move_to(x + dx, y + dy)
+            if action.kind is ActionKind.CLICK:
+                # The click would move focus away from the last field, and the vanishing focus ring
+                # would count as the control's effect; a person's click elsewhere blurs it too.
+                await locator.evaluate("e => { const a = document.activeElement;"
+                                       " if (a && a !== e && a !== document.body) a.blur(); }")
+            await settle_transitions(page)
+            pending.pre_state = await state_signature(page)
+            pending.pre_shot = await page.screenshot(**_SHOT)
+            pending.start_wall = time.time()
+            if action.kind is ActionKind.CLICK:
+                await self._input.click()
+            elif action.kind is ActionKind.TYPE:
+                await self._input.click()
+                await page.keyboard.press("ControlOrMeta+a")
+                text = action.text or ""
+                await self._input.type(text)
+                value = await locator.evaluate("e => 'value' in e ? String(e.value) : e.textContent")
+                if text and text not in value and not _number_equal(text, value):
+                    pending.result = ActionResult(
+                        status=ResultStatus.INPUT_REJECTED,
+                        detail=f"typed {text!r} but the field holds {value[:80]!r}",
+                        errors=[f"{e['kind']}: {e['text']}" for e in self._log.since(
+                            pending.start_wall, ConsoleClass.UNCAUGHT, ConsoleClass.ERROR)],
+                    )
+            elif action.kind is ActionKind.SELECT:
+                await self._input.click()
+                await locator.select_option(action.text or "", timeout=_ACTION_TIMEOUT_MS)
+            return
+        pending.pre_state = await state_signature(page)
+        pending.pre_shot = await page.screenshot(**_SHOT)
+        pending.start_wall = time.time()
+        if action.kind is ActionKind.PRESS:
+            await page.keyboard.press(action.text or "Enter")
+        elif action.kind is ActionKind.SCROLL:
+            await page.mouse.wheel(0, action.amount if action.amount is not None else 600)
+        elif action.kind is ActionKind.WAIT:
+            await asyncio.sleep(min(max(action.amount or 1.0, 0.0), 5.0))
+        elif action.kind is ActionKind.BACK:
+            await page.go_back(timeout=_ACTION_TIMEOUT_MS)
+
+    def fallback_summary(self, error: str) -> AgentSummary:
+        """Summary of a run the page cut short (crash, hang): what was done before it broke."""
+        summary = self._summarise()
+        summary.observations.insert(0, f"the interaction was cut short: {error}")
+        return summary
+
+    def _summarise(self) -> AgentSummary:
+        actions = [f"Opened {self._app_url}"]
+        observations = []
+        for s in self.trace:
+            what = s.target.label or s.target.selector if s.target else ""
+            actions.append(f"step {s.step}: {s.action.kind.value} {what!r}".rstrip(" ''") +
+                           (f" with {s.action.text!r}" if s.action.text else ""))
+            if s.result.status is not ResultStatus.CHANGED:
+                observations.append(f"step {s.step}: {s.action.kind.value} on {what!r} → {s.result.status.value}"
+                                    + (f" ({s.result.detail})" if s.result.detail else ""))
+            for err in s.result.errors[:3]:
+                observations.append(f"step {s.step}: error while acting: {err[:200]}")
+        changed = sum(1 for s in self.trace if s.result.status is ResultStatus.CHANGED)
+        overall = (f"{len(self.trace)} actions, {changed} with a visible effect; "
+                   f"{len(self._exercised & self._salient)} of {len(self._salient)} salient controls exercised.")
+        return AgentSummary(actions_performed=actions, observations=observations or ["no problem observed"],
+                            overall_observation=overall)
+
+
+def _number_equal(typed: str, value: str) -> bool:
+    try:
+        return float(typed) == float(value)
+    except ValueError:
+        return False

@@ -1,0 +1,29 @@
+"""Judges: turn a committed evidence bundle into a :class:`~evaluator.models.Verdict`.
+
+A judge reads only the bundle (never a browser), so verdicts can be re-issued on frozen evidence.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from evaluator.evidence import EvidenceBundle
+from evaluator.models import JudgeConfig, Verdict
+from evaluator.registry import Registry
+
+
+class Judge(Protocol):
+    """Scores one evidence bundle."""
+
+    async def __call__(self, bundle: EvidenceBundle, *, verdict_key: str) -> Verdict:
+        """Return the verdict on ``bundle``, keyed ``verdict_key``."""
+        ...
+
+
+judges: Registry[Judge] = Registry("judge")
+"""Registry of judges; ``judges.create(name, **options)`` builds one."""
+
+
+def create_judge(config: JudgeConfig) -> Judge:
+    """Build the judge a :class:`JudgeConfig` names, with its options."""
+    return judges.create(config.name, **config.options)

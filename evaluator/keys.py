@@ -1,0 +1,31 @@
+"""Content keys: each stage output is addressed by the hash of exactly what it depends on."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any
+
+from pydantic import BaseModel
+
+COLLECTOR_VERSION = "collector-1"
+"""Bump when evidence collection changes in a way that should invalidate stored evidence."""
+
+_KEY_CHARS = 24
+
+
+def _canonical(value: Any) -> Any:
+    if isinstance(value, BaseModel):
+        return value.model_dump(mode="json")
+    return value
+
+
+def content_key(kind: str, *parts: Any) -> str:
+    """Hash ``parts`` (models, dicts, strings) canonically into a short hex key prefixed by ``kind``."""
+    payload = json.dumps([kind, *(_canonical(p) for p in parts)], sort_keys=True, ensure_ascii=False)
+    return f"{kind}-{hashlib.sha256(payload.encode()).hexdigest()[:_KEY_CHARS]}"
+
+
+def sha256_bytes(data: bytes) -> str:
+    """Hex sha256 of ``data``."""
+    return hashlib.sha256(data).hexdigest()

@@ -1,0 +1,441 @@
+"""Typed records at evalgrid's boundaries: inputs, stage outputs and the recorded outcome.
+
+Everything written to storage carries a ``version`` field. Identities (queries, candidates,
+configs that enter a content key) are frozen.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+SCHEMA_VERSION = 1
+
+_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"
+Identifier = Annotated[str, Field(pattern=_ID_PATTERN)]
+Score = Annotated[float, Field(ge=0.0, le=8.0)]
+
+
+class _Record(BaseModel):
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+
+
+class _Identity(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
+
+
+# --------------------------------------------------------------------------------- inputs
+
+
+class Kind(StrEnum):
+    """What a query asks for (Cookie-Bench's two task kinds)."""
+
+    STATIC_PRESENTATION = "static_presentation"
+    INTERACTIVE_APPLICATION = "interactive_application"
+
+
+class Difficulty(StrEnum):
+    """Cookie-Bench's three difficulty tiers."""
+
+    EASY = "easy"
+    MEDIUM = "medium"
+    HARD = "hard"
+
+
+class LanguageGroup(StrEnum):
+    """The three target-language groups a sweep is sliced by."""
+
+    ENGLISH = "english"
+    CHINESE = "chinese"
+    OTHER = "other"
+
+
+class Query(_Identity):
+    """One web-generation task given to every candidate."""
+
+    id: Identifier
+    """Stable identifier; also used in file names."""
+    brief: str = Field(min_length=1)
+    """The user's request, verbatim, in its target language."""
+    domain: str = Field(min_length=1)
+    """Top-level domain (one of Cookie-Bench's eleven, e.g. ``games``)."""
+    leaf: str = Field(min_length=1)
+    """Leaf category inside the domain (e.g. ``puzzle_games``)."""
+    difficulty: Difficulty
+    """Difficulty tier."""
+    language: str = Field(pattern=r"^[a-z]{2,3}(-[A-Za-z0-9]{2,8})*$")
+    """Target language of the page as a BCP-47 tag (``en``, ``zh``, ``es`` ...)."""
+    kind: Kind
+    """Static presentation or interactive application."""
+    checklist: tuple[str, ...] = ()
+    """Optional requirement checklist, in the brief's language."""
+
+    @property
+    def language_group(self) -> LanguageGroup:
+        """English, Chinese or other, from the primary language subtag."""
+        primary = self.language.split("-")[0]
+        if primary == "en":
+            return LanguageGroup.ENGLISH
+        if primary == "zh":
+            return LanguageGroup.CHINESE
+        return LanguageGroup.OTHER
+
+
+class QuerySet(_Record):
+    """A file of queries."""
+
+    version: int = SCHEMA_VERSION
+    """Format version of this file."""
+    queries: list[Query] = Field(min_length=1)
+    """The queries, each with a unique id."""
+
+    @field_validator("queries")
+    @classmethod
+    def _unique_ids(cls, queries: list[Query]) -> list[Query]:
+        seen: set[str] = set()
+        for q in queries:
+            if q.id in seen:
+                raise ValueError(f"query id {q.id!r} appears twice; query ids must be unique")
+            seen.add(q.id)
+        return queries
+
+
+class Candidate(_Identity):
+    """A model under evaluation and where its answers come from."""
+
+    id: Identifier
+    """Stable identifier of the candidate (appears on the leaderboard)."""
+    provider: Literal["replay"] = "replay"
+    """Where answers come from: ``replay`` reads stored raw answers from ``answers``."""
+    answers: str
+    """Directory of raw answers, one ``<query_id>.{md,html,txt}`` file per query."""
+    params: dict[str, str | int | float | bool] = Field(default_factory=dict)
+    """Generation parameters; part of the artifact key."""
+
+
+class AgentConfig(_Identity):
+    """How the Agent-Driven Interaction stage explores an app. Part of the evidence key."""
+
+    policy: str = "explorer"
+    """Registered name of the agent policy."""
+    max_steps: int = Field(default=12, ge=0, le=200)
+    """Step budget for the interaction."""
+    seed: int = 0
+    """Seed for the human-like input jitter."""
+    typing_delay_ms: int = Field(default=35, ge=0, le=1000)
+    """Mean delay between keystrokes."""
+    mouse_steps: int = Field(default=8, ge=1, le=100)
+    """Intermediate points of each mouse path."""
+    action_pause_ms: int = Field(default=120, ge=0, le=10000)
+    """Pause after each action before the page is observed again (the app reacts meanwhile)."""
+    coverage_gate: bool = True
+    """Refuse to finish before the salient controls were exercised, unless the budget is spent."""
+
+
+class JudgeConfig(_Identity):
+    """Which judge scores the evidence. Part of the verdict key."""
+
+    name: str = "heuristic"
+    """Registered name of the judge."""
+    options: dict[str, str | int | float | bool] = Field(default_factory=dict)
+    """Judge-specific options (model id, prompt version, decoding parameters ...)."""
+
+
+# -------------------------------------------------------------------------------- artifact
+
+
+class Stack(StrEnum):
+    """How an artifact is served."""
+
+    HTML = "html"
+    """A single self-contained HTML file."""
+    STATIC = "static"
+    """Several static files (HTML, CSS, JS, assets) served as they are."""
+
+
+class RejectedFile(_Record):
+    """A file of the answer that was not admitted into the artifact."""
+
+    name: str
+    """The name as the answer gave it."""
+    reason: str
+    """Why it was rejected."""
+
+
+class Artifact(_Record):
+    """A runnable web app extracted from a model's raw answer."""
+
+    version: int = SCHEMA_VERSION
+    """Format version."""
+    key: str
+    """Content key: hash of candidate id, generation parameters, query and raw answer."""
+    candidate_id: str
+    """Candidate that produced it."""
+    query_id: str
+    """Query it answers."""
+    files: dict[str, str]
+    """Relative POSIX path → text content."""
+    entrypoint: str
+    """The file the browser opens."""
+    stack: Stack
+    """How it is served."""
+    answer_sha256: str
+    """Hash of the raw answer it came from."""
+    rejected: list[RejectedFile] = Field(default_factory=list)
+    """Files of the answer that were not admitted (unsafe names, binary content ...)."""
+    notes: list[str] = Field(default_factory=list)
+    """What extraction had to assume (e.g. a truncated answer)."""
+
+    @model_validator(mode="after")
+    def _entrypoint_exists(self) -> Artifact:
+        if self.entrypoint not in self.files:
+            raise ValueError(f"entrypoint {self.entrypoint!r} is not among the artifact's files")
+        return self
+
+
+# -------------------------------------------------------------------------------- evidence
+
+
+class EvidenceFile(_Record):
+    """One file of an evidence bundle."""
+
+    path: str
+    """Path relative to the bundle."""
+    sha256: str
+    """Hex digest of the content."""
+    size: int
+    """Size in bytes."""
+
+
+class ToolVersions(_Record):
+    """Versions of everything that shaped the evidence."""
+
+    evalgrid: str
+    """evalgrid's package version."""
+    collector: str
+    """Version of the evidence collector (part of the evidence key)."""
+    browser: str
+    """Browser name and version."""
+    playwright: str
+    """Playwright version."""
+    ffmpeg: str
+    """ffmpeg version used to encode the screen video."""
+    sandbox: str
+    """Sandbox backend and image digest (``local`` when no container is used)."""
+
+
+class EvidenceManifest(_Record):
+    """Index of a committed evidence bundle; written last, so its presence means complete."""
+
+    version: int = SCHEMA_VERSION
+    """Format version."""
+    evidence_key: str
+    """Content key: hash of artifact key, agent config, sandbox image and collector version."""
+    artifact_key: str
+    """The artifact the evidence is about."""
+    agent: AgentConfig
+    """How the app was explored."""
+    tools: ToolVersions
+    """Versions of the tools used."""
+    files: list[EvidenceFile]
+    """Every file of the bundle with its hash."""
+    timings: dict[str, float]
+    """Seconds spent per phase (``static``, ``interaction``, ``encode`` ...)."""
+    created_at: str
+    """UTC time the bundle was committed (ISO 8601)."""
+
+
+# --------------------------------------------------------------------------------- verdict
+
+
+class Dimension(StrEnum):
+    """The two verdicts Cookie-Frame issues."""
+
+    FUNCTIONAL = "functional"
+    AESTHETIC = "aesthetic"
+
+
+class Severity(StrEnum):
+    """Severity of a failure, mapped to a deduction by the judge's rubric."""
+
+    CRITICAL = "critical"
+    MAJOR = "major"
+    MINOR = "minor"
+
+
+class EvidenceRef(_Record):
+    """Where in the evidence a claim can be checked."""
+
+    file: str | None = None
+    """A bundle file (screenshot, log ...)."""
+    step: int | None = Field(default=None, ge=0)
+    """Interaction step number."""
+    video_time_s: float | None = Field(default=None, ge=0.0)
+    """Time in the screen video, in seconds."""
+    detail: str | None = None
+    """What to look at there (selector, message ...)."""
+
+    @model_validator(mode="after")
+    def _points_somewhere(self) -> EvidenceRef:
+        if self.file is None and self.step is None and self.video_time_s is None:
+            raise ValueError("an evidence reference needs a file, a step or a video time")
+        return self
+
+
+class FailureAttribution(_Record):
+    """One deduction with its cause and its evidence."""
+
+    category: str
+    """Failure category from the judge's rubric (e.g. ``dead_control``)."""
+    dimension: Dimension
+    """Which verdict it lowers."""
+    severity: Severity
+    """Severity, mapped to the deduction."""
+    deduction: float = Field(ge=0.0, le=8.0)
+    """Points taken off the dimension's score."""
+    description: str
+    """What went wrong, in one sentence."""
+    evidence: list[EvidenceRef] = Field(min_length=1)
+    """Where to see it."""
+
+
+class CriterionReason(_Record):
+    """A judge's reasoning on one criterion."""
+
+    criterion: str
+    """The criterion (e.g. ``baseline``, ``console_errors``)."""
+    dimension: Dimension
+    """Which verdict it belongs to."""
+    reason: str
+    """The reasoning, with the arithmetic where there is any."""
+
+
+class JudgeInfo(_Record):
+    """Identity of the judge that issued a verdict."""
+
+    name: str
+    """Registered judge name."""
+    kind: Literal["heuristic", "llm"]
+    """Heuristic judges measure; LLM judges read and reason."""
+    rubric_version: str
+    """Version of the rubric or prompt set used."""
+    model_id: str | None = None
+    """Exact model id for LLM judges."""
+
+
+class Verdict(_Record):
+    """Functional and aesthetic verdicts on Cookie-Frame's 0.0-8.0 scale."""
+
+    version: int = SCHEMA_VERSION
+    """Format version."""
+    verdict_key: str
+    """Content key: hash of evidence key and judge config."""
+    evidence_key: str
+    """The evidence judged."""
+    judge: JudgeInfo
+    """Who judged."""
+    functional: Score
+    """Functional score, 0.0-8.0."""
+    aesthetic: Score
+    """Aesthetic score, 0.0-8.0."""
+    functional_reason: str
+    """Step-by-step reasoning for the functional score."""
+    aesthetic_reason: str
+    """Step-by-step reasoning for the aesthetic score."""
+    criteria: list[CriterionReason] = Field(default_factory=list)
+    """Per-criterion reasons."""
+    attributions: list[FailureAttribution] = Field(default_factory=list)
+    """Every deduction with its evidence."""
+    label: str
+    """Human-readable label shown wherever the verdict is shown (says ``heuristic`` when it is)."""
+
+
+# --------------------------------------------------------------------------------- outcome
+
+
+class OutcomeStatus(StrEnum):
+    """How a run ended; every run ends with exactly one."""
+
+    JUDGED = "judged"
+    NON_ASSESSABLE = "non_assessable"
+    INFRA_ERROR = "infra_error"
+    TIMEOUT = "timeout"
+
+
+class ReasonCode(StrEnum):
+    """Classified reason behind an outcome."""
+
+    OK = "ok"
+    MISSING_ANSWER = "missing_answer"
+    NO_CODE = "no_code"
+    BINARY_ANSWER = "binary_answer"
+    UNSAFE_FILES_ONLY = "unsafe_files_only"
+    UNSUPPORTED_STACK = "unsupported_stack"
+    BROWSER_UNAVAILABLE = "browser_unavailable"
+    BROWSER_CRASHED = "browser_crashed"
+    ENCODER_FAILED = "encoder_failed"
+    RUN_TIMEOUT = "run_timeout"
+    INTERNAL_ERROR = "internal_error"
+
+
+class OutcomeReason(_Record):
+    """A classified reason with the details a person needs."""
+
+    code: ReasonCode
+    """Machine-readable class."""
+    detail: str = ""
+    """What happened, for a person."""
+
+
+class Outcome(_Record):
+    """The single recorded result of one run (candidate × query × agent × judge)."""
+
+    version: int = SCHEMA_VERSION
+    """Format version."""
+    run_key: str
+    """Content key of the run."""
+    candidate_id: str
+    """Candidate evaluated."""
+    query_id: str
+    """Query answered."""
+    status: OutcomeStatus
+    """How the run ended."""
+    reason: OutcomeReason
+    """Why."""
+    attempts: int = Field(ge=1)
+    """How many attempts it took."""
+    artifact_key: str | None = None
+    """Artifact produced, if any."""
+    evidence_key: str | None = None
+    """Evidence collected, if any."""
+    verdict_key: str | None = None
+    """Verdict issued, if any."""
+    functional: Score | None = None
+    """Functional score when judged."""
+    aesthetic: Score | None = None
+    """Aesthetic score when judged."""
+    judge_label: str | None = None
+    """The verdict's label (says ``heuristic`` for heuristic judges)."""
+    duration_s: float = Field(ge=0.0)
+    """Wall time of the run."""
+    finished_at: str
+    """UTC time the outcome was recorded (ISO 8601)."""
+
+
+class RunSpec(_Identity):
+    """Everything one run depends on: candidate × query under an agent and a judge."""
+
+    run_key: str
+    """Content key of the run (candidate, query, agent, judge, collector version)."""
+    candidate: Candidate
+    """The model evaluated."""
+    query: Query
+    """The task."""
+    agent: AgentConfig
+    """How the app is explored."""
+    judge: JudgeConfig
+    """Who scores it."""
+    answers_dir: str
+    """Absolute directory the replay provider reads this candidate's answers from."""

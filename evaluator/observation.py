@@ -1,0 +1,192 @@
+"""What an agent policy sees and what it answers: the wire format of Agent-Driven Interaction.
+
+A failed action is not an exception: it comes back as the ``last_result`` of the next observation.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class _Wire(BaseModel):
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+
+
+class ElementInfo(_Wire):
+    """A visible interactive element, addressed by its index in the observation."""
+
+    index: int
+    """Handle the policy uses to address the element."""
+    selector: str
+    """CSS path of the element."""
+    tag: str
+    """Tag name."""
+    role: str = ""
+    """ARIA role, when set."""
+    type: str = ""
+    """``type`` attribute (inputs, buttons)."""
+    label: str = ""
+    """Accessible name or visible text, shortened."""
+    href: str = ""
+    """Link target, for links."""
+    disabled: bool = False
+    """Disabled or aria-disabled."""
+    x: float
+    """Centre, page coordinates (CSS px)."""
+    y: float
+    """Centre, page coordinates (CSS px)."""
+    width: float
+    """Width (CSS px)."""
+    height: float
+    """Height (CSS px)."""
+    in_viewport: bool
+    """Near the first screens of the page: part of the salient set."""
+    form: str = ""
+    """CSS path of the owning form, if any."""
+    options: list[str] = Field(default_factory=list)
+    """Option values of a ``select``."""
+    min: str = ""
+    """``min`` attribute."""
+    max: str = ""
+    """``max`` attribute."""
+
+
+class ResultStatus(StrEnum):
+    """What an action did, measured."""
+
+    CHANGED = "changed"
+    """The DOM, form values, scroll position or screen changed."""
+    NO_CHANGE = "no_change"
+    """Nothing observable changed."""
+    INPUT_REJECTED = "input_rejected"
+    """Typed text did not end up in the field."""
+    NAVIGATED_AWAY = "navigated_away"
+    """The page left the app; evalgrid went back."""
+    FAILED = "failed"
+    """The action could not be performed (element gone, covered, detached ...)."""
+
+
+class ActionResult(_Wire):
+    """Measured effect of one action."""
+
+    status: ResultStatus
+    """Class of the effect."""
+    detail: str = ""
+    """Details for the agent and the judge."""
+    dom_changed: bool = False
+    """Markup, values, scroll or URL changed."""
+    visual_changed: bool = False
+    """The screen changed (outside hover effects)."""
+    errors: list[str] = Field(default_factory=list)
+    """Uncaught errors and console errors raised while the action ran."""
+
+
+class ActionKind(StrEnum):
+    """Actions a policy may take."""
+
+    CLICK = "click"
+    TYPE = "type"
+    PRESS = "press"
+    SELECT = "select"
+    SCROLL = "scroll"
+    HOVER = "hover"
+    WAIT = "wait"
+    BACK = "back"
+    FINISH = "finish"
+
+
+class AgentSummary(_Wire):
+    """Cookie-Frame's end-of-interaction summary."""
+
+    actions_performed: list[str]
+    """What was done, in order."""
+    observations: list[str]
+    """What was seen, problems first."""
+    overall_observation: str
+    """One-paragraph assessment of the app's behaviour."""
+
+
+class Action(_Wire):
+    """One decision of a policy."""
+
+    kind: ActionKind
+    """What to do."""
+    element: int | None = None
+    """Index of the target element in the observation."""
+    text: str | None = None
+    """Text to type, key to press or option to select."""
+    amount: float | None = None
+    """Scroll distance (px), wait time (s), or relative position on a slider (0-1)."""
+    reason: str = ""
+    """Why, in a few words (recorded in the trace)."""
+    summary: AgentSummary | None = None
+    """With ``finish``: the policy's own summary; evalgrid writes one from the trace when absent."""
+
+
+class Coverage(_Wire):
+    """How much of the salient UI has been exercised."""
+
+    salient: int
+    """Salient controls seen so far."""
+    exercised: int
+    """Of those, how many were acted on."""
+    remaining: list[int] = Field(default_factory=list)
+    """Indices (in this observation) of salient controls not yet exercised."""
+
+
+class Observation(_Wire):
+    """What the policy sees at one step, taken while the page is frozen."""
+
+    step: int
+    """Step number, from 0."""
+    steps_left: int
+    """Budget remaining."""
+    url: str
+    """Current URL."""
+    title: str
+    """Document title."""
+    elements: list[ElementInfo]
+    """Visible interactive elements."""
+    state: str
+    """Fingerprint of the user-visible state."""
+    text_excerpt: str
+    """Start of the page's visible text."""
+    screenshot: str
+    """Bundle path of this step's screenshot."""
+    last_action: Action | None = None
+    """The previous action."""
+    last_result: ActionResult | None = None
+    """Its measured effect (failures come back here, not as exceptions)."""
+    coverage: Coverage
+    """Exercise coverage of salient controls."""
+    notes: list[str] = Field(default_factory=list)
+    """Messages from evalgrid (e.g. the coverage gate refused ``finish``)."""
+
+
+class StepRecord(_Wire):
+    """One step of the interaction trace, aligned with the screen video."""
+
+    step: int
+    """Step number."""
+    observation_state: str
+    """State fingerprint when the step was observed."""
+    element_count: int
+    """Interactive elements visible."""
+    screenshot: str
+    """Bundle path of the screenshot taken at observation."""
+    action: Action
+    """What the policy chose."""
+    target: ElementInfo | None = None
+    """The element acted on."""
+    result: ActionResult
+    """What it did."""
+    observed_at_s: float
+    """Video time of the observation."""
+    deliberation_s: float
+    """Time the policy took to decide, with the page frozen."""
+    action_start_s: float
+    """Video time the action began."""
+    action_end_s: float
+    """Video time the action's effect was observed."""

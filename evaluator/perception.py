@@ -1,0 +1,73 @@
+"""Static Perception: the first impression, from passive observation at desktop and mobile sizes."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from playwright.async_api import Page
+
+from evaluator.evidence import EvidenceWriter
+from evaluator.probes import page_facts, probe_image, wait_for_render
+
+DESKTOP = {"width": 1280, "height": 800}
+MOBILE = {"width": 390, "height": 844}
+_FULL_PAGE_MAX_HEIGHT = 6000
+_NAVIGATION_TIMEOUT_MS = 15_000
+
+
+@dataclass
+class Impression:
+    """What Static Perception measured at one viewport."""
+
+    viewport: str
+    facts: dict[str, Any]
+    image: dict[str, float | bool]
+    timings: dict[str, Any]
+    files: list[str]
+
+
+async def load(page: Page, url: str) -> dict[str, Any]:
+    """Navigate and wait until the page is really rendered; returns load timings."""
+    started = time.monotonic()
+    error = None
+    try:
+        await page.goto(url, wait_until="load", timeout=_NAVIGATION_TIMEOUT_MS)
+    except Exception as exc:  # noqa: BLE001 - a page that never finishes loading is evidence, not a crash
+        error = f"{type(exc).__name__}: {str(exc)[:300]}"
+    loaded = time.monotonic() - started
+    settle = await wait_for_render(page)
+    navigation = await page.evaluate(
+        "(() => { const n = performance.getEntriesByType('navigation')[0];"
+        " return n ? {dom_content_loaded_ms: n.domContentLoadedEventEnd, load_ms: n.loadEventEnd} : {}; })()"
+    )
+    return {"load_s": round(loaded, 3), "settle_s": round(settle.seconds, 3), "layout_stable": settle.stable,
+            "navigation_error": error, **navigation}
+
+
+async def capture(page: Page, viewport: str, writer: EvidenceWriter, timings: dict[str, Any]) -> Impression:
+    """Screenshots (viewport and full page), page facts and an image probe at one viewport size."""
+    shot = await page.screenshot(type="png")
+    files = [writer.write_bytes(f"static/{viewport}-viewport.png", shot)]
+    height = await page.evaluate("document.documentElement ? document.documentElement.scrollHeight : 0")
+    width = page.viewport_size["width"] if page.viewport_size else DESKTOP["width"]
+    full = await page.screenshot(type="png", full_page=height <= _FULL_PAGE_MAX_HEIGHT,
+                                 clip=None if height <= _FULL_PAGE_MAX_HEIGHT else
+                                 {"x": 0, "y": 0, "width": width, "height": _FULL_PAGE_MAX_HEIGHT})
+    files.append(writer.write_bytes(f"static/{viewport}-full.png", full))
+    facts = await page_facts(page)
+    image = probe_image(shot).as_dict()
+    writer.write_json(f"static/{viewport}-facts.json", {"facts": facts, "image": image, "timings": timings})
+    files.append(f"static/{viewport}-facts.json")
+    return Impression(viewport, facts, image, timings, files)
+
+
+async def snapshot_document(page: Page, writer: EvidenceWriter) -> None:
+    """DOM and accessibility snapshots of the page as first rendered."""
+    writer.write_text("static/dom.html", await page.content())
+    try:
+        aria = await page.locator("body").aria_snapshot(timeout=5000)
+    except Exception as exc:  # noqa: BLE001 - an empty or crashed document has no tree; say so
+        aria = f"# accessibility snapshot unavailable: {type(exc).__name__}"
+    writer.write_text("static/accessibility.yaml", aria)

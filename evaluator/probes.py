@@ -1,0 +1,129 @@
+"""Measurements of a rendered page: in-page scripts (package data) and OpenCV on screenshots."""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import time
+from dataclasses import asdict, dataclass
+from importlib import resources
+from typing import Any
+
+import cv2
+import numpy as np
+from playwright.async_api import Page
+
+
+@functools.cache
+def page_script(name: str) -> str:
+    """Source of the in-page script ``scripts/<name>.js``."""
+    return resources.files("evaluator").joinpath(f"scripts/{name}.js").read_text(encoding="utf-8")
+
+
+async def page_facts(page: Page) -> dict[str, Any]:
+    """Overflow, broken images, contrast, author styling and text of the page as it is now."""
+    facts: dict[str, Any] = await page.evaluate(page_script("page_facts"), page_script("css_path"))
+    return facts
+
+
+async def interactive_elements(page: Page) -> list[dict[str, Any]]:
+    """Visible interactive elements with selector, label, geometry and kind."""
+    elements: list[dict[str, Any]] = await page.evaluate(
+        page_script("interactive_elements"), page_script("css_path")
+    )
+    return elements
+
+
+async def state_signature(page: Page) -> str:
+    """Fingerprint of the user-visible state (markup, form values, scroll, URL)."""
+    return str(await page.evaluate(page_script("state_signature")))
+
+
+@dataclass(frozen=True)
+class SettleResult:
+    """How the render wait ended."""
+
+    stable: bool
+    seconds: float
+
+
+async def wait_for_render(
+    page: Page, *, timeout_s: float = 5.0, interval_s: float = 0.08, stable_polls: int = 3
+) -> SettleResult:
+    """Wait until the document is loaded, fonts are ready and the layout stops changing.
+
+    Polls a layout fingerprint rather than sleeping a fixed time: a static page settles in a few
+    hundred milliseconds, a page that keeps changing is given up on after ``timeout_s``.
+    """
+    start = time.monotonic()
+    last, same = "", 0
+    while time.monotonic() - start < timeout_s:
+        try:
+            signature = await page.evaluate(page_script("layout_signature"))
+        except Exception:  # noqa: BLE001 - navigation in progress destroys the context; poll again
+            signature, same = "", 0
+        if signature and signature == last and signature.startswith("complete"):
+            same += 1
+            if same >= stable_polls:
+                return SettleResult(True, time.monotonic() - start)
+        else:
+            same = 0
+        last = signature
+        await asyncio.sleep(interval_s)
+    return SettleResult(False, time.monotonic() - start)
+
+
+@dataclass(frozen=True)
+class ImageProbe:
+    """What a screenshot looks like, measured."""
+
+    background_fraction: float
+    """Share of pixels within a small distance of the dominant colour."""
+    gray_std: float
+    """Standard deviation of the grayscale image."""
+    colorfulness: float
+    """Hasler and Süsstrunk's colourfulness metric."""
+    edge_density: float
+    """Share of Canny edge pixels."""
+    blank: bool
+    """Nothing but background: a blank render."""
+
+    def as_dict(self) -> dict[str, float | bool]:
+        """Plain dict for the evidence bundle."""
+        return {k: (round(v, 4) if isinstance(v, float) else v) for k, v in asdict(self).items()}
+
+
+def probe_image(png: bytes) -> ImageProbe:
+    """Measure a screenshot: how much of it is background, how colourful, how busy."""
+    image = cv2.imdecode(np.frombuffer(png, np.uint8), cv2.IMREAD_COLOR)
+    if image is None:
+        return ImageProbe(1.0, 0.0, 0.0, 0.0, blank=True)
+    small = cv2.resize(image, (320, max(1, image.shape[0] * 320 // image.shape[1])), interpolation=cv2.INTER_AREA)
+    quantized = (small // 8).reshape(-1, 3)
+    colors, counts = np.unique(quantized, axis=0, return_counts=True)
+    dominant = colors[counts.argmax()].astype(np.int32) * 8 + 4
+    distance = np.abs(small.reshape(-1, 3).astype(np.int32) - dominant).max(axis=1)
+    background = float((distance <= 12).mean())
+    gray = cv2.cvtColor(small, cv2.COLOR_BGR2GRAY)
+    b, g, r = (small[..., i].astype(np.float64) for i in range(3))
+    rg, yb = np.abs(r - g), np.abs(0.5 * (r + g) - b)
+    colorfulness = float(np.hypot(rg.std(), yb.std()) + 0.3 * np.hypot(rg.mean(), yb.mean()))
+    edges = float((cv2.Canny(gray, 80, 160) > 0).mean())
+    gray_std = float(gray.std())
+    blank = background > 0.995 or gray_std < 1.5
+    return ImageProbe(background, gray_std, colorfulness, edges, blank)
+
+
+def visual_change(before_png: bytes, after_png: bytes, *, threshold: float = 0.0008) -> bool:
+    """Whether two screenshots differ by more than anti-aliasing noise."""
+    a = cv2.imdecode(np.frombuffer(before_png, np.uint8), cv2.IMREAD_GRAYSCALE)
+    b = cv2.imdecode(np.frombuffer(after_png, np.uint8), cv2.IMREAD_GRAYSCALE)
+    if a is None or b is None or a.shape != b.shape:
+        return a is None or b is None or a.shape != b.shape
+    changed = np.abs(a.astype(np.int16) - b.astype(np.int16)) > 24
+    return float(changed.mean()) > threshold
+
+
+async def settle_transitions(page: Page, *, limit_ms: int = 400) -> None:
+    """Let finite CSS transitions and animations (hover effects) finish, up to ``limit_ms``."""
+    await page.evaluate(page_script("settle_transitions"), limit_ms)

@@ -1,0 +1,135 @@
+"""One run, end to end: answer → artifact → evidence → verdict → one :class:`Outcome`.
+
+Each stage's output is stored under its content key and reused when present, so a re-run pays
+only for what is missing and ``rejudge`` never needs a browser. Failures of the app or the answer
+are outcomes; only infrastructure failures raise.
+"""
+
+from __future__ import annotations
+
+import shutil
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from playwright.async_api import Browser
+
+from evaluator.collect import SANDBOX_LOCAL, collect_evidence
+from evaluator.errors import EncoderUnavailableError
+from evaluator.evidence import EvidenceBundle, read_manifest, utc_now, write_json_atomic
+from evaluator.extract import NotAssessable, extract_app
+from evaluator.generate import read_answer
+from evaluator.judges import create_judge
+from evaluator.keys import COLLECTOR_VERSION, content_key, sha256_bytes
+from evaluator.models import (
+    AgentConfig,
+    Artifact,
+    Candidate,
+    JudgeConfig,
+    Outcome,
+    OutcomeReason,
+    OutcomeStatus,
+    Query,
+    ReasonCode,
+    RunSpec,
+    Verdict,
+)
+
+
+@dataclass(frozen=True)
+class StagePaths:
+    """Where stage outputs live under a run directory."""
+
+    root: Path
+
+    def artifact(self, key: str) -> Path:
+        """The artifact record."""
+        return self.root / "artifacts" / f"{key}.json"
+
+    def evidence(self, key: str) -> Path:
+        """The evidence bundle directory."""
+        return self.root / "evidence" / key
+
+    def verdict(self, key: str) -> Path:
+        """The verdict record."""
+        return self.root / "verdicts" / f"{key}.json"
+
+
+def make_run_spec(
+    *, candidate: Candidate, query: Query, agent: AgentConfig, judge: JudgeConfig, answers_dir: Path,
+) -> RunSpec:
+    """A run with its content key (candidate, query, agent, judge and collector version)."""
+    key = content_key("run", candidate, query, agent, judge, COLLECTOR_VERSION)
+    return RunSpec(run_key=key, candidate=candidate, query=query, agent=agent, judge=judge,
+                   answers_dir=str(answers_dir))
+
+
+async def execute_run(spec: RunSpec, *, browser: Browser, paths: StagePaths, attempt: int = 1) -> Outcome:
+    """Run every missing stage of ``spec`` and return its outcome.
+
+    Raises :class:`~evaluator.errors.InfrastructureError` when the machinery fails; the caller
+    decides on retries.
+    """
+    started = time.monotonic()
+
+    def outcome(status: OutcomeStatus, code: ReasonCode, detail: str = "", *, artifact_key: str | None = None,
+                evidence_key: str | None = None, verdict: Verdict | None = None) -> Outcome:
+        return Outcome(
+            run_key=spec.run_key, candidate_id=spec.candidate.id, query_id=spec.query.id, status=status,
+            reason=OutcomeReason(code=code, detail=detail), attempts=attempt, artifact_key=artifact_key,
+            evidence_key=evidence_key, verdict_key=verdict.verdict_key if verdict else None,
+            functional=verdict.functional if verdict else None, aesthetic=verdict.aesthetic if verdict else None,
+            judge_label=verdict.label if verdict else None,
+            duration_s=round(time.monotonic() - started, 3), finished_at=utc_now(),
+        )
+
+    raw = read_answer(Path(spec.answers_dir), spec.query.id)
+    if raw is None:
+        return outcome(OutcomeStatus.NON_ASSESSABLE, ReasonCode.MISSING_ANSWER,
+                       f"no answer file for {spec.query.id!r} in {spec.answers_dir}")
+    artifact_key = content_key("artifact", spec.candidate.id, spec.candidate.params, spec.query, sha256_bytes(raw))
+    extracted = extract_app(raw)
+    if isinstance(extracted, NotAssessable):
+        return outcome(OutcomeStatus.NON_ASSESSABLE, extracted.code, extracted.detail, artifact_key=artifact_key)
+    artifact = Artifact(
+        key=artifact_key, candidate_id=spec.candidate.id, query_id=spec.query.id, files=extracted.files,
+        entrypoint=extracted.entrypoint, stack=extracted.stack, answer_sha256=sha256_bytes(raw),
+        rejected=extracted.rejected, notes=extracted.notes,
+    )
+    artifact_path = paths.artifact(artifact_key)
+    if not artifact_path.exists():
+        artifact_path.parent.mkdir(parents=True, exist_ok=True)
+        write_json_atomic(artifact_path, artifact)
+
+    evidence_key = content_key("evidence", artifact_key, spec.agent, SANDBOX_LOCAL, COLLECTOR_VERSION)
+    bundle_dir = paths.evidence(evidence_key)
+    if read_manifest(bundle_dir) is None:
+        shutil.rmtree(bundle_dir, ignore_errors=True)  # a partial bundle from a crashed attempt
+        try:
+            await collect_evidence(browser=browser, artifact=artifact, query=spec.query, agent=spec.agent,
+                                   bundle_dir=bundle_dir, evidence_key=evidence_key)
+        except EncoderUnavailableError as exc:
+            return outcome(OutcomeStatus.INFRA_ERROR, ReasonCode.ENCODER_FAILED, str(exc),
+                           artifact_key=artifact_key, evidence_key=evidence_key)
+
+    verdict_key = content_key("verdict", evidence_key, spec.judge)
+    verdict_path = paths.verdict(verdict_key)
+    if verdict_path.exists():
+        verdict = Verdict.model_validate_json(verdict_path.read_text(encoding="utf-8"))
+    else:
+        judge = create_judge(spec.judge)
+        verdict = await judge(EvidenceBundle(bundle_dir), verdict_key=verdict_key)
+        verdict_path.parent.mkdir(parents=True, exist_ok=True)
+        write_json_atomic(verdict_path, verdict)
+    return outcome(OutcomeStatus.JUDGED, ReasonCode.OK, artifact_key=artifact_key, evidence_key=evidence_key,
+                   verdict=verdict)
+
+
+def failed_outcome(spec: RunSpec, status: OutcomeStatus, code: ReasonCode, detail: str, *,
+                   attempts: int, duration_s: float) -> Outcome:
+    """The outcome of a run that ended without a verdict for a reason outside the app (timeout, infra)."""
+    return Outcome(
+        run_key=spec.run_key, candidate_id=spec.candidate.id, query_id=spec.query.id, status=status,
+        reason=OutcomeReason(code=code, detail=detail[:2000]), attempts=attempts,
+        duration_s=round(duration_s, 3), finished_at=utc_now(),
+    )

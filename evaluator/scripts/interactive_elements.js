@@ -1,0 +1,49 @@
+// Visible interactive elements with what an agent needs to act on them.
+// Argument: the source of css_path.js.
+(cssPathSource) => {
+  const cssPath = eval(cssPathSource);
+  const selector = 'button, a[href], input:not([type=hidden]), select, textarea, summary, [role=button], ' +
+    '[role=tab], [role=checkbox], [role=switch], [role=menuitem], [role=link], [onclick], [tabindex]:not([tabindex="-1"]), label[for]';
+  const vw = innerWidth, vh = innerHeight;
+  const out = [];
+  const seen = new Set();
+  // Elements made clickable by script (divs with listeners) usually announce it with cursor:pointer;
+  // only the outermost of a pointer subtree is a control.
+  const pointer = [];
+  const all = document.body ? document.body.getElementsByTagName('*') : [];
+  for (let i = 0; i < all.length && i < 6000; i++) {
+    const el = all[i];
+    if (getComputedStyle(el).cursor !== 'pointer') continue;
+    const parent = el.parentElement;
+    if (parent && getComputedStyle(parent).cursor === 'pointer') continue;
+    if (el.closest(selector) || el.querySelector(selector)) continue;
+    pointer.push(el);
+  }
+  const candidates = Array.from(document.querySelectorAll(selector)).concat(pointer)
+    .sort((a, b) => (a.compareDocumentPosition(b) & Node.DOCUMENT_POSITION_FOLLOWING) ? -1 : 1);
+  for (const el of candidates) {
+    if (seen.has(el)) continue;
+    seen.add(el);
+    const r = el.getBoundingClientRect();
+    const st = getComputedStyle(el);
+    const hiddenInput = el.tagName === 'INPUT' && (el.type === 'checkbox' || el.type === 'radio') &&
+      (r.width < 2 || r.height < 2 || st.opacity === '0');
+    if (!hiddenInput && (r.width < 2 || r.height < 2 || st.visibility === 'hidden' || st.display === 'none' ||
+        Number(st.opacity) < 0.05)) continue;
+    if (el.closest('[aria-hidden=true], [inert]')) continue;
+    const label = (el.getAttribute('aria-label') || el.innerText || el.value || el.placeholder ||
+                   el.getAttribute('title') || el.getAttribute('alt') || '').trim().replace(/\s+/g, ' ').slice(0, 80);
+    const cx = r.left + r.width / 2, cy = r.top + r.height / 2;
+    out.push({
+      selector: cssPath(el), tag: el.tagName.toLowerCase(), role: el.getAttribute('role') || '',
+      type: (el.getAttribute('type') || '').toLowerCase(), label, href: el.getAttribute('href') || '',
+      disabled: !!el.disabled || el.getAttribute('aria-disabled') === 'true',
+      x: cx + scrollX, y: cy + scrollY, width: r.width, height: r.height,
+      in_viewport: cx >= 0 && cy >= 0 && cx <= vw && cy <= vh * 2.5,
+      form: el.form ? cssPath(el.form) : '',
+      min: el.getAttribute('min') || '', max: el.getAttribute('max') || '',
+      options: el.tagName === 'SELECT' ? Array.from(el.options).map((o) => o.value).slice(0, 20) : [],
+    });
+  }
+  return out;
+}

@@ -1,0 +1,59 @@
+// Measurements for the heuristic judge: overflow, broken images, contrast, author styling.
+// Argument: the source of css_path.js.
+(cssPathSource) => {
+  const cssPath = eval(cssPathSource);
+  const d = document.documentElement, b = document.body;
+  const parse = (c) => {
+    const m = c.match(/rgba?\(([^)]+)\)/);
+    if (!m) return null;
+    const p = m[1].split(/[ ,/]+/).filter(Boolean).map(Number);
+    return { r: p[0], g: p[1], b: p[2], a: p.length > 3 ? p[3] : 1 };
+  };
+  const lum = (c) => {
+    const f = (v) => { v /= 255; return v <= 0.03928 ? v / 12.92 : Math.pow((v + 0.055) / 1.055, 2.4); };
+    return 0.2126 * f(c.r) + 0.7152 * f(c.g) + 0.0722 * f(c.b);
+  };
+  const background = (el) => {
+    for (let e = el; e; e = e.parentElement) {
+      const st = getComputedStyle(e);
+      if (st.backgroundImage && st.backgroundImage !== 'none') return null;  // gradient or image: unknown
+      const c = parse(st.backgroundColor);
+      if (c && c.a > 0.5) return c;
+    }
+    return { r: 255, g: 255, b: 255, a: 1 };
+  };
+  const lowContrast = [];
+  let textElements = 0;
+  for (const el of (b ? b.querySelectorAll('*') : [])) {
+    if (['SCRIPT', 'STYLE', 'NOSCRIPT', 'svg'].includes(el.tagName)) continue;
+    const own = Array.from(el.childNodes).some((n) => n.nodeType === 3 && n.textContent.trim().length > 1);
+    if (!own) continue;
+    const r = el.getBoundingClientRect();
+    const st = getComputedStyle(el);
+    if (r.width < 1 || r.height < 1 || st.visibility === 'hidden' || Number(st.opacity) < 0.1) continue;
+    textElements++;
+    const fg = parse(st.color), bg = background(el);
+    if (!fg || !bg) continue;
+    const [l1, l2] = [lum(fg), lum(bg)].sort((x, y) => y - x);
+    const ratio = (l1 + 0.05) / (l2 + 0.05);
+    const size = parseFloat(st.fontSize), bold = Number(st.fontWeight) >= 700;
+    const need = (size >= 24 || (bold && size >= 18.66)) ? 3 : 4.5;
+    if (ratio < need) lowContrast.push({ selector: cssPath(el), text: el.textContent.trim().slice(0, 60),
+                                         ratio: Math.round(ratio * 100) / 100, required: need });
+  }
+  const broken = Array.from(document.images).filter((i) => i.complete && i.naturalWidth === 0 && i.getAttribute('src'))
+    .map((i) => ({ selector: cssPath(i), src: i.getAttribute('src').slice(0, 200) }));
+  let cssRules = 0;
+  for (const sheet of document.styleSheets) { try { cssRules += sheet.cssRules.length; } catch (e) { cssRules += 1; } }
+  const styled = document.querySelectorAll('[style]').length;
+  const bodyStyle = b ? getComputedStyle(b) : null;
+  return {
+    viewport_width: innerWidth, scroll_width: d ? d.scrollWidth : 0, overflow_x: d ? d.scrollWidth - innerWidth : 0,
+    broken_images: broken, low_contrast: lowContrast.slice(0, 20), low_contrast_count: lowContrast.length,
+    text_elements: textElements, css_rules: cssRules, inline_styled_elements: styled,
+    font_family: bodyStyle ? bodyStyle.fontFamily : '', element_count: document.getElementsByTagName('*').length,
+    text_length: b ? b.innerText.trim().length : 0, title: document.title, lang: d ? d.lang : '',
+    has_viewport_meta: !!document.querySelector('meta[name=viewport]'),
+    text_sample: b ? b.innerText.trim().replace(/\s+/g, ' ').slice(0, 2000) : '',
+  };
+}

@@ -1,0 +1,113 @@
+"""Evidence collection and the heuristic judge on purpose-built apps, in real Chromium."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+import cv2
+import pytest
+from playwright.async_api import Browser
+
+from evaluator.collect import collect_evidence
+from evaluator.evidence import EvidenceBundle, verify_bundle
+from evaluator.judges import create_judge
+from evaluator.models import AgentConfig, FailureAttribution, JudgeConfig, Verdict
+from tests.support import app_artifact, app_query, with_browser
+
+pytestmark = pytest.mark.browser
+
+
+def _collect_and_judge(tmp_path: Path, app: str, agent: AgentConfig | None = None) -> tuple[Path, Verdict]:
+    bundle = tmp_path / app
+
+    async def scenario(browser: Browser) -> Verdict:
+        await collect_evidence(browser=browser, artifact=app_artifact(app), query=app_query(app),
+                               agent=agent or AgentConfig(max_steps=8), bundle_dir=bundle, evidence_key=f"ev-{app}")
+        judge = create_judge(JudgeConfig())
+        return await judge(EvidenceBundle(bundle), verdict_key=f"v-{app}")
+
+    return bundle, with_browser(scenario)
+
+
+def _cited(verdict: Verdict, selector: str) -> list[FailureAttribution]:
+    return [a for a in verdict.attributions if any(e.detail and selector in e.detail for e in a.evidence)]
+
+
+def test_bundle_is_complete_verified_and_holds_every_kind_of_evidence(tmp_path: Path) -> None:
+    bundle, _ = _collect_and_judge(tmp_path, "dead-button.html")
+    manifest = verify_bundle(bundle)
+    paths = {f.path for f in manifest.files}
+    for required in ("static/desktop-viewport.png", "static/desktop-full.png", "static/mobile-viewport.png",
+                     "static/mobile-full.png", "static/dom.html", "static/accessibility.yaml", "console.json",
+                     "network.json", "interaction/trace.json", "interaction/video.mp4", "agent_summary.json",
+                     "source/index.html", "server.log", "query.json"):
+        assert required in paths, required
+    assert not (bundle / "INCOMPLETE").exists()
+    assert not (bundle / "interaction" / ".frames").exists()
+    summary = json.loads((bundle / "agent_summary.json").read_text())
+    assert set(summary) == {"actions_performed", "observations", "overall_observation"}
+    assert manifest.tools.browser.startswith("chromium")
+    assert "NOT a sandbox" in manifest.tools.sandbox
+
+
+def test_video_duration_matches_interaction_wall_time_and_covers_every_step(tmp_path: Path) -> None:
+    bundle, _ = _collect_and_judge(tmp_path, "dead-button.html")
+    result = json.loads((bundle / "interaction" / "result.json").read_text())
+    trace: list[dict[str, Any]] = json.loads((bundle / "interaction" / "trace.json").read_text())
+    assert trace, "the explorer took no step"
+    capture = cv2.VideoCapture(str(bundle / "interaction" / "video.mp4"))
+    fps = capture.get(cv2.CAP_PROP_FPS)
+    frames = []
+    while True:
+        ok, frame = capture.read()
+        if not ok:
+            break
+        frames.append(frame)
+    duration = len(frames) / fps
+    wall = result["wall_duration_s"]
+    assert abs(duration - wall) <= 0.10 * wall, (duration, wall)
+    for step in trace:
+        assert step["observed_at_s"] <= step["action_start_s"] <= step["action_end_s"] <= duration + 0.05
+        for moment in (step["observed_at_s"], step["action_start_s"], step["action_end_s"]):
+            index = min(int(moment * fps), len(frames) - 1)
+            assert frames[index] is not None and frames[index].std() > 0, f"no picture at step {step['step']}"
+        assert (bundle / step["screenshot"]).is_file()
+
+
+def test_dead_button_is_detected_and_cited_while_the_working_one_is_not(tmp_path: Path) -> None:
+    _, verdict = _collect_and_judge(tmp_path, "dead-button.html")
+    dead = _cited(verdict, "#save-draft")
+    assert [a.category for a in dead] in (["dead_control"], ["unresponsive_control"])
+    assert dead[0].evidence[0].step is not None and dead[0].evidence[0].video_time_s is not None
+    assert not _cited(verdict, "#add-note")
+    assert verdict.functional < 8.0
+    assert "HEURISTIC" in verdict.label
+
+
+def test_form_that_swallows_input_is_detected(tmp_path: Path) -> None:
+    _, verdict = _collect_and_judge(tmp_path, "silent-form.html")
+    rejected = _cited(verdict, "#name")
+    assert [a.category for a in rejected] == ["input_rejected"]
+    assert "typed" in rejected[0].description
+    assert {a.category for a in _cited(verdict, "#join")} <= {"dead_control", "unresponsive_control"}
+    assert _cited(verdict, "#join")
+
+
+def test_js_error_on_click_is_detected_and_cited(tmp_path: Path) -> None:
+    bundle, verdict = _collect_and_judge(tmp_path, "error-on-click.html")
+    errors = _cited(verdict, "#checkout")
+    assert [a.category for a in errors] == ["error_on_action"]
+    assert "TypeError" in errors[0].description
+    assert not _cited(verdict, "#add")
+    console = json.loads((bundle / "console.json").read_text())
+    uncaught = [e for e in console if e["class"] == "uncaught"]
+    assert uncaught and uncaught[0]["phase"] == "interaction" and uncaught[0]["video_time_s"] is not None
+
+
+def test_rejudging_stored_evidence_needs_no_browser_and_is_deterministic(tmp_path: Path) -> None:
+    bundle, first = _collect_and_judge(tmp_path, "error-on-click.html")
+    again = asyncio.run(create_judge(JudgeConfig())(EvidenceBundle(bundle), verdict_key="v-error-on-click.html"))
+    assert again == first
