@@ -5,7 +5,7 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMPS := .make-stamps
-APT_PACKAGES := chromium ffmpeg fonts-noto-cjk fonts-liberation fonts-dejavu-core
+APT_PACKAGES := chromium ffmpeg fonts-noto-cjk fonts-noto-color-emoji fonts-liberation fonts-dejavu-core
 
 .PHONY: setup system venv demo test lint bench clean
 
@@ -16,7 +16,7 @@ setup: system venv
 system: $(STAMPS)/system
 $(STAMPS)/system:
 	@mkdir -p $(STAMPS)
-	@if command -v chromium >/dev/null && command -v ffmpeg >/dev/null && fc-list 2>/dev/null | grep -qi "Noto Sans CJK"; then \
+	@if command -v chromium >/dev/null && command -v ffmpeg >/dev/null && fc-list 2>/dev/null | grep -qi "Noto Sans CJK" && fc-list 2>/dev/null | grep -qi "Noto Color Emoji"; then \
 		echo "system packages present"; \
 	elif [ "$$(id -u)" = 0 ]; then \
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $(APT_PACKAGES); \

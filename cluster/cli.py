@@ -12,6 +12,7 @@ from pathlib import Path
 
 from pydantic import BaseModel
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
 from cluster.leaderboard import build_leaderboard, leaderboard_markdown, leaderboard_table
@@ -54,7 +55,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         code: int = args.handler(args, console)
         return code
     except EvalgridError as exc:
-        console.print(f"[bold red]error:[/] {exc}", highlight=False)
+        console.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False)
         return 2
     except KeyboardInterrupt:
         console.print("interrupted; every finished run is recorded — re-run the same command to resume")

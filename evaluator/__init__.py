@@ -1,3 +1,94 @@
-"""evalgrid: one run of the Cookie-Frame regime."""
+"""evalgrid's single-run engine: one (candidate × query) run of the Cookie-Frame regime, no distribution.
 
-from evaluator import heuristic as _heuristic  # noqa: F401 - registers the default judge
+Static Perception, Agent-Driven Interaction with the page frozen during each deliberation, and a
+judge's functional and aesthetic verdicts on the evidence. ``evaluator`` never imports ``cluster``.
+"""
+
+from evaluator import heuristic as _heuristic  # noqa: F401 - registers the embedded default judge
+from evaluator.collect import collect_evidence
+from evaluator.errors import (
+    BrowserUnavailableError,
+    ConfigError,
+    EncoderUnavailableError,
+    EvalgridError,
+    EvidenceError,
+    InfrastructureError,
+    RegistryError,
+)
+from evaluator.evidence import EvidenceBundle, verify_bundle
+from evaluator.extract import ExtractedApp, NotAssessable, extract_app
+from evaluator.judges import Judge, create_judge, judges
+from evaluator.models import (
+    AgentConfig,
+    Artifact,
+    Candidate,
+    Difficulty,
+    Dimension,
+    EvidenceManifest,
+    EvidenceRef,
+    FailureAttribution,
+    JudgeConfig,
+    Kind,
+    LanguageGroup,
+    Outcome,
+    OutcomeStatus,
+    Query,
+    QuerySet,
+    ReasonCode,
+    RunSpec,
+    Severity,
+    Stack,
+    Verdict,
+)
+from evaluator.observation import Action, ActionKind, AgentSummary, Observation, StepRecord
+from evaluator.policies import Policy, policies
+from evaluator.run import StagePaths, execute_run, make_run_spec
+
+__all__ = [
+    "Action",
+    "ActionKind",
+    "AgentConfig",
+    "AgentSummary",
+    "Artifact",
+    "BrowserUnavailableError",
+    "Candidate",
+    "ConfigError",
+    "Difficulty",
+    "Dimension",
+    "EncoderUnavailableError",
+    "EvalgridError",
+    "EvidenceBundle",
+    "EvidenceError",
+    "EvidenceManifest",
+    "EvidenceRef",
+    "ExtractedApp",
+    "FailureAttribution",
+    "InfrastructureError",
+    "Judge",
+    "JudgeConfig",
+    "Kind",
+    "LanguageGroup",
+    "NotAssessable",
+    "Observation",
+    "Outcome",
+    "OutcomeStatus",
+    "Policy",
+    "Query",
+    "QuerySet",
+    "ReasonCode",
+    "RegistryError",
+    "RunSpec",
+    "Severity",
+    "Stack",
+    "StagePaths",
+    "StepRecord",
+    "Verdict",
+    "collect_evidence",
+    "create_judge",
+    "execute_run",
+    "extract_app",
+    "judges",
+    "make_run_spec",
+    "policies",
+    "verify_bundle",
+]

@@ -11,9 +11,8 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from playwright.async_api import Browser, BrowserContext
+from playwright.async_api import Browser
 
-from evaluator.browser import confine_to_origin
 from evaluator.console import PageLog
 from evaluator.errors import InfrastructureError
 from evaluator.evidence import EvidenceWriter
@@ -21,7 +20,7 @@ from evaluator.freeze import FreezeController
 from evaluator.interaction import Interaction
 from evaluator.keys import COLLECTOR_VERSION
 from evaluator.models import AgentConfig, Artifact, EvidenceManifest, Query, ToolVersions
-from evaluator.perception import DESKTOP, MOBILE, capture, load, snapshot_document
+from evaluator.perception import perceive
 from evaluator.policies import policies
 from evaluator.screencast import ScreenRecorder, ffmpeg_version
 from evaluator.serve import serve_directory
@@ -52,28 +51,12 @@ async def collect_evidence(
     phase = {"name": "mobile"}
     blocked: list[str] = []
     started = time.monotonic()
+    error = None
     with serve_directory(bundle_dir / "source", server_log) as origin:
         url = f"{origin}/{artifact.entrypoint}"
-        mobile = await _context(browser, origin, blocked, mobile=True)
+        desktop, page = await perceive(browser, origin=origin, url=url, writer=writer, log=log, blocked=blocked,
+                                       phase=phase, timings=timings)
         try:
-            page = await mobile.new_page()
-            log.attach(page, lambda: phase["name"])
-            await capture(page, "mobile", writer, await load(page, url))
-        finally:
-            await mobile.close()
-        timings["static_mobile"] = time.monotonic() - started
-
-        phase["name"] = "load"
-        desktop = await _context(browser, origin, blocked, mobile=False)
-        try:
-            await desktop.clock.install()
-            page = await desktop.new_page()
-            log.attach(page, lambda: phase["name"])
-            mark = time.monotonic()
-            await capture(page, "desktop", writer, await load(page, url))
-            await snapshot_document(page, writer)
-            timings["static_desktop"] = time.monotonic() - mark
-
             phase["name"] = "interaction"
             mark = time.monotonic()
             cdp = await desktop.new_cdp_session(page)
@@ -84,7 +67,6 @@ async def collect_evidence(
                 page=page, app_url=url, writer=writer, recorder=recorder, freezer=freezer, log=log,
                 policy=policies.create(agent.policy, config=agent), config=agent,
             )
-            error = None
             try:
                 await freezer.start()
                 result = await interaction.run()
@@ -109,6 +91,7 @@ async def collect_evidence(
         "ended_by": ended_by, "error": error, "coverage": coverage, "steps": len(interaction.trace),
         "video_duration_s": round(video_s, 3), "frames": recorder.frame_count,
         "wall_duration_s": round(recorder.stopped_at - recorder.started_at, 3),
+        "console_entries_dropped": log.dropped,
     })
     writer.write_json("agent_summary.json", summary)
     writer.write_json("console.json", [_with_video_time(e, recorder) for e in log.entries])
@@ -124,17 +107,6 @@ async def collect_evidence(
             ffmpeg=ffmpeg_version(), sandbox=SANDBOX_LOCAL,
         ),
     )
-
-
-async def _context(browser: Browser, origin: str, blocked: list[str], *, mobile: bool) -> BrowserContext:
-    viewport = MOBILE if mobile else DESKTOP
-    context = await browser.new_context(
-        viewport=viewport, is_mobile=mobile, has_touch=mobile, device_scale_factor=1,
-        service_workers="block", accept_downloads=False, locale="en-US", timezone_id="UTC",
-        reduced_motion="no-preference",
-    )
-    await confine_to_origin(context, origin, blocked)
-    return context
 
 
 def _with_video_time(entry: dict[str, Any], recorder: ScreenRecorder) -> dict[str, Any]:

@@ -43,7 +43,7 @@ _CDN = re.compile(
 
 def classify_console(kind: str, text: str, url: str = "") -> ConsoleClass:
     """Class of a console message (``kind`` is Playwright's message type, or ``pageerror``)."""
-    if kind == "pageerror":
+    if kind in ("pageerror", "crash"):
         return ConsoleClass.UNCAUGHT
     subject = f"{text} {url}"
     if kind in ("error", "requestfailed"):
@@ -62,13 +62,18 @@ class PageLog:
     ``alert`` storm or a ``window.open`` flood; both are recorded.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, *, limit: int = 5000) -> None:
         self.entries: list[dict[str, Any]] = []
+        self.dropped = 0
+        self._limit = limit
 
     def attach(self, page: Page, phase: Callable[[], str]) -> None:
         """Record ``page``'s events; ``phase`` names the current phase at each event."""
 
         def add(kind: str, text: str, url: str = "") -> None:
+            if len(self.entries) >= self._limit:
+                self.dropped += 1  # a console storm must not grow memory without bound
+                return
             self.entries.append({
                 "wall": time.time(), "phase": phase(), "kind": kind,
                 "class": classify_console(kind, text, url).value, "text": text[:2000], "url": url[:500],

@@ -15,10 +15,10 @@ from evaluator.models import ReasonCode, RejectedFile, Stack
 MAX_ANSWER_BYTES = 4 * 1024 * 1024
 MAX_FILES = 64
 _FENCE = re.compile(r"^(?P<indent> {0,3})(?P<ticks>`{3,}|~{3,})(?P<info>[^\n`]*)$", re.MULTILINE)
-_FILENAME = re.compile(r"^[\w][\w .@()+-]*(/[\w][\w .@()+-]*)*\.(html?|css|m?js|jsx|json|svg|txt|md)$", re.I)
+_FILENAME = re.compile(r"^[\w][\w .@()+-]*(/[\w][\w .@()+-]*)*\.(html?|css|m?js|jsx|tsx|json|svg|txt|md)$", re.I)
 _NAMEISH = re.compile(r"[\w./\\~-]+\.(?:html?|css|m?js|jsx|tsx?|json|svg|txt|md|py|sh)\b", re.I)
 _HTML_HINT = re.compile(r"<!doctype html|<html[\s>]|<body[\s>]|<head[\s>]", re.I)
-_TAGS = re.compile(r"<(div|p|h[1-6]|button|section|main|canvas|svg|table|form|ul|script|style)\b", re.I)
+_TAG_LINES = re.compile(r"^\s*<(div|p|h[1-6]|button|section|main|canvas|svg|table|form|ul|script|style)\b", re.I | re.M)
 _LANG_DEFAULT = {"html": "index.html", "css": "style.css", "js": "script.js", "jsx": "App.jsx"}
 _LANG_ALIASES = {
     "html": "html", "htm": "html", "xml": "html", "markup": "html",
@@ -27,6 +27,7 @@ _LANG_ALIASES = {
     "jsx": "jsx", "tsx": "jsx", "react": "jsx", "vue": "jsx",
     "json": "json", "svg": "svg",
 }
+_UNSERVED = "language not served"
 _IGNORED_LANGS = {"bash", "sh", "shell", "console", "text", "txt", "plaintext", "powershell", "cmd", "diff"}
 
 
@@ -60,10 +61,10 @@ class _Block:
 def decode_answer(raw: bytes) -> str | NotAssessable:
     """Decode an answer as text, refusing binary garbage."""
     if len(raw) > MAX_ANSWER_BYTES:
-        return NotAssessable(ReasonCode.BINARY_ANSWER, f"answer is {len(raw)} bytes, over the {MAX_ANSWER_BYTES} limit")
+        return NotAssessable(ReasonCode.TOO_LARGE, f"answer is {len(raw)} bytes, over the {MAX_ANSWER_BYTES} limit")
     if b"\x00" in raw:
         return NotAssessable(ReasonCode.BINARY_ANSWER, "answer contains NUL bytes: binary data, not text")
-    text = raw.decode("utf-8", errors="replace")
+    text = raw.decode("utf-8-sig", errors="replace")
     bad = text.count("\ufffd") + sum(1 for c in text if ord(c) < 32 and c not in "\n\r\t\f")
     if text and bad / len(text) > 0.01:
         return NotAssessable(ReasonCode.BINARY_ANSWER, f"{bad} of {len(text)} characters are not valid text")
@@ -77,7 +78,7 @@ def extract_app(raw: bytes) -> ExtractedApp | NotAssessable:
         return text
     blocks = _fenced_blocks(text)
     if not blocks:
-        if _HTML_HINT.search(text) or len(_TAGS.findall(text)) >= 3:
+        if _HTML_HINT.search(text) or len(_TAG_LINES.findall(text)) >= 3:
             return _assemble([_Block("html", "index.html", text.strip(), truncated=False)], notes=["bare HTML answer"])
         return NotAssessable(ReasonCode.NO_CODE, "the answer contains no code block and no HTML")
     return _assemble(blocks, notes=[])
@@ -147,9 +148,11 @@ def _safe_path(name: str) -> str | None:
 def _assemble(blocks: list[_Block], notes: list[str]) -> ExtractedApp | NotAssessable:
     files: dict[str, str] = {}
     rejected: list[RejectedFile] = []
+    unserved: list[str] = []
     loose: dict[str, list[str]] = {"css": [], "js": []}
+    has_html = any(_kind(b) == "html" for b in blocks)
     for block in blocks:
-        kind = _LANG_ALIASES.get(block.lang)
+        kind = _kind(block)
         if block.truncated:
             notes.append(f"code block {block.name or block.lang or '?'} is not closed: the answer looks truncated")
         if block.name is not None:
@@ -157,36 +160,46 @@ def _assemble(blocks: list[_Block], notes: list[str]) -> ExtractedApp | NotAsses
             if path is None:
                 rejected.append(RejectedFile(name=block.name[:200], reason="unsafe or unsupported file name"))
                 continue
-        elif kind in ("css", "js") and any(_LANG_ALIASES.get(b.lang) == "html" for b in blocks):
+        elif kind in ("css", "js") and has_html:
             loose[kind].append(block.code)
             continue
         elif kind in _LANG_DEFAULT:
             path = _LANG_DEFAULT[kind]
-        elif block.lang in _IGNORED_LANGS or kind is None:
-            if block.lang and block.lang not in _IGNORED_LANGS:
-                rejected.append(RejectedFile(name=f"<{block.lang} block>", reason="language not served"))
-            continue
         else:
+            if block.lang not in _IGNORED_LANGS:
+                unserved.append(block.lang or "unlabelled")
+                rejected.append(RejectedFile(name=f"<{block.lang or 'unlabelled'} block>", reason=_UNSERVED))
             continue
         if path in files:
             notes.append(f"{path} appears twice; the later block wins")
         files[path] = block.code
         if len(files) > MAX_FILES:
-            return NotAssessable(ReasonCode.NO_CODE, f"answer has more than {MAX_FILES} files")
+            return NotAssessable(ReasonCode.TOO_LARGE, f"answer has more than {MAX_FILES} files")
     html_files = sorted(p for p in files if p.lower().endswith((".html", ".htm")))
     if not html_files:
-        if rejected and not files:
+        if files or unserved:
+            found = sorted(files)[:5] + [f"<{lang} block>" for lang in unserved[:5]]
+            return NotAssessable(ReasonCode.UNSUPPORTED_STACK,
+                                 "no HTML entry point (framework builds and other languages are not supported yet): "
+                                 + ", ".join(found))
+        if rejected:
             return NotAssessable(ReasonCode.UNSAFE_FILES_ONLY, "every file of the answer has an unsafe name: "
                                  + ", ".join(r.name for r in rejected[:5]))
-        if files:
-            return NotAssessable(ReasonCode.UNSUPPORTED_STACK,
-                                 "no HTML entry point (framework builds are not supported yet): "
-                                 + ", ".join(sorted(files)[:5]))
         return NotAssessable(ReasonCode.NO_CODE, "the answer's code blocks contain no web code")
     entry = "index.html" if "index.html" in files else html_files[0]
     files[entry] = _attach_loose(files, entry, loose, notes)
     stack = Stack.HTML if len(files) == 1 else Stack.STATIC
     return ExtractedApp(files=files, entrypoint=entry, stack=stack, rejected=rejected, notes=notes)
+
+
+def _kind(block: _Block) -> str | None:
+    """The served kind of a block: its language, or for an unlabelled block, what its content looks like."""
+    kind = _LANG_ALIASES.get(block.lang)
+    if kind is None and block.lang in ("", "plaintext", "text") and _HTML_HINT.search(block.code):
+        return "html"
+    if kind is None and block.name is not None:
+        return _LANG_ALIASES.get(block.name.rsplit(".", 1)[-1].lower())
+    return kind
 
 
 def _attach_loose(files: dict[str, str], entry: str, loose: dict[str, list[str]], notes: list[str]) -> str:
@@ -198,10 +211,10 @@ def _attach_loose(files: dict[str, str], entry: str, loose: dict[str, list[str]]
     ):
         if not loose[kind]:
             continue
-        missing = [ref for ref in re.findall(pattern, html, re.I) if _safe_path(ref) and _safe_path(ref) not in files]
+        referenced = {p for ref in re.findall(pattern, html, re.I) if (p := _safe_path(ref)) is not None}
+        missing = sorted(referenced - files.keys())
         if len(missing) == 1:
-            files_path = _safe_path(missing[0])
-            assert files_path is not None
+            files_path = missing[0]
             files[files_path] = "\n\n".join(loose[kind])
             notes.append(f"unnamed {kind} block saved as {files_path}, which the HTML references")
             continue

@@ -188,8 +188,8 @@ def _aesthetic_baseline(rubric: dict[str, Any], facts: dict[str, Any], image: di
         return baselines["blank"], f"Baseline {baselines['blank']}: blank render."
     if facts["css_rules"] == 0 and facts["inline_styled_elements"] == 0:
         return baselines["unstyled"], f"Baseline {baselines['unstyled']}: raw HTML, no author CSS."
-    return baselines["styled"], (f"Baseline {baselines['styled']}: author styling "
-                                 f"({facts['css_rules']} CSS rules, {facts['inline_styled_elements']} styled elements).")
+    styling = f"{facts['css_rules']} CSS rules, {facts['inline_styled_elements']} styled elements"
+    return baselines["styled"], f"Baseline {baselines['styled']}: author styling ({styling})."
 
 
 def _layout(aes: _Ledger, desktop: dict[str, Any], mobile: dict[str, Any]) -> None:

@@ -269,8 +269,9 @@ class Interaction:
         observations = []
         for s in self.trace:
             what = s.target.label or s.target.selector if s.target else ""
-            actions.append(f"step {s.step}: {s.action.kind.value} {what!r}".rstrip(" ''") +
-                           (f" with {s.action.text!r}" if s.action.text else ""))
+            target = f" {what!r}" if what else ""
+            typed = f" with {s.action.text!r}" if s.action.text else ""
+            actions.append(f"step {s.step}: {s.action.kind.value}{target}{typed}")
             if s.result.status is not ResultStatus.CHANGED:
                 observations.append(f"step {s.step}: {s.action.kind.value} on {what!r} → {s.result.status.value}"
                                     + (f" ({s.result.detail})" if s.result.detail else ""))

@@ -371,6 +371,7 @@ class ReasonCode(StrEnum):
     MISSING_ANSWER = "missing_answer"
     NO_CODE = "no_code"
     BINARY_ANSWER = "binary_answer"
+    TOO_LARGE = "too_large"
     UNSAFE_FILES_ONLY = "unsafe_files_only"
     UNSUPPORTED_STACK = "unsupported_stack"
     BROWSER_UNAVAILABLE = "browser_unavailable"

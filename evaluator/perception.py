@@ -6,13 +6,15 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from playwright.async_api import Page
+from playwright.async_api import Browser, BrowserContext, Page, ViewportSize
 
+from evaluator.browser import confine_to_origin
+from evaluator.console import PageLog
 from evaluator.evidence import EvidenceWriter
 from evaluator.probes import page_facts, probe_image, wait_for_render
 
-DESKTOP = {"width": 1280, "height": 800}
-MOBILE = {"width": 390, "height": 844}
+DESKTOP: ViewportSize = {"width": 1280, "height": 800}
+MOBILE: ViewportSize = {"width": 390, "height": 844}
 _FULL_PAGE_MAX_HEIGHT = 6000
 _NAVIGATION_TIMEOUT_MS = 15_000
 
@@ -71,3 +73,49 @@ async def snapshot_document(page: Page, writer: EvidenceWriter) -> None:
     except Exception as exc:  # noqa: BLE001 - an empty or crashed document has no tree; say so
         aria = f"# accessibility snapshot unavailable: {type(exc).__name__}"
     writer.write_text("static/accessibility.yaml", aria)
+
+
+async def new_app_context(browser: Browser, origin: str, blocked: list[str], *, mobile: bool) -> BrowserContext:
+    """A fresh browser context sized for desktop or mobile, confined to the app's ``origin``."""
+    context = await browser.new_context(
+        viewport=MOBILE if mobile else DESKTOP, is_mobile=mobile, has_touch=mobile, device_scale_factor=1,
+        service_workers="block", accept_downloads=False, locale="en-US", timezone_id="UTC",
+    )
+    await confine_to_origin(context, origin, blocked)
+    return context
+
+
+async def perceive(
+    browser: Browser, *, origin: str, url: str, writer: EvidenceWriter, log: PageLog, blocked: list[str],
+    phase: dict[str, str], timings: dict[str, float],
+) -> tuple[BrowserContext, Page]:
+    """Static Perception at mobile then desktop size.
+
+    Returns the desktop context and page, still open, with Playwright's clock installed before the
+    page loaded: the interaction continues on the page the first impression was taken of.
+    """
+    started = time.monotonic()
+    phase["name"] = "mobile"
+    mobile = await new_app_context(browser, origin, blocked, mobile=True)
+    try:
+        page = await mobile.new_page()
+        log.attach(page, lambda: phase["name"])
+        await capture(page, "mobile", writer, await load(page, url))
+    finally:
+        await mobile.close()
+    timings["static_mobile"] = time.monotonic() - started
+
+    started = time.monotonic()
+    phase["name"] = "load"
+    desktop = await new_app_context(browser, origin, blocked, mobile=False)
+    try:
+        await desktop.clock.install()
+        page = await desktop.new_page()
+        log.attach(page, lambda: phase["name"])
+        await capture(page, "desktop", writer, await load(page, url))
+        await snapshot_document(page, writer)
+    except BaseException:
+        await desktop.close()
+        raise
+    timings["static_desktop"] = time.monotonic() - started
+    return desktop, page

@@ -95,7 +95,7 @@ class ImageProbe:
 
 def probe_image(png: bytes) -> ImageProbe:
     """Measure a screenshot: how much of it is background, how colourful, how busy."""
-    image = cv2.imdecode(np.frombuffer(png, np.uint8), cv2.IMREAD_COLOR)
+    image = cv2.imdecode(np.frombuffer(png, np.uint8), cv2.IMREAD_COLOR) if png else None
     if image is None:
         return ImageProbe(1.0, 0.0, 0.0, 0.0, blank=True)
     small = cv2.resize(image, (320, max(1, image.shape[0] * 320 // image.shape[1])), interpolation=cv2.INTER_AREA)
@@ -116,8 +116,8 @@ def probe_image(png: bytes) -> ImageProbe:
 
 def visual_change(before_png: bytes, after_png: bytes, *, threshold: float = 0.0008) -> bool:
     """Whether two screenshots differ by more than anti-aliasing noise."""
-    a = cv2.imdecode(np.frombuffer(before_png, np.uint8), cv2.IMREAD_GRAYSCALE)
-    b = cv2.imdecode(np.frombuffer(after_png, np.uint8), cv2.IMREAD_GRAYSCALE)
+    a = cv2.imdecode(np.frombuffer(before_png, np.uint8), cv2.IMREAD_GRAYSCALE) if before_png else None
+    b = cv2.imdecode(np.frombuffer(after_png, np.uint8), cv2.IMREAD_GRAYSCALE) if after_png else None
     if a is None or b is None or a.shape != b.shape:
         return a is None or b is None or a.shape != b.shape
     changed = np.abs(a.astype(np.int16) - b.astype(np.int16)) > 24

@@ -1,0 +1,108 @@
+"""Benchmark: evalgrid's Static Perception against an ArtifactsBench-style capture, side by side.
+
+Baseline, in the style of ArtifactsBench's released harness: a new Chromium per app, navigate and
+wait for network idle, then three screenshots one second apart. evalgrid: one shared Chromium, a
+fresh context per viewport, a layout-stability wait instead of fixed sleeps, and more evidence
+(desktop and mobile, viewport and full page, page facts, image probe, DOM and accessibility).
+
+Both run on the same apps in the same process, alternating per app so machine noise hits both.
+The result is the ratio of median per-app times; the target is ≤ 0.5.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from playwright.async_api import Browser, Playwright, async_playwright
+
+from evaluator.browser import LAUNCH_ARGS, chromium_executable, launch_browser
+from evaluator.console import PageLog
+from evaluator.evidence import EvidenceWriter
+from evaluator.extract import ExtractedApp, extract_app
+from evaluator.perception import perceive
+from evaluator.serve import serve_directory
+
+ROOT = Path(__file__).resolve().parents[2]
+ANSWERS = ROOT / "fixtures" / "answers" / "careful"
+
+
+def _apps(limit: int) -> list[tuple[str, ExtractedApp]]:
+    apps = []
+    for path in sorted(ANSWERS.iterdir())[:limit]:
+        app = extract_app(path.read_bytes())
+        if isinstance(app, ExtractedApp):
+            apps.append((path.stem, app))
+    return apps
+
+
+async def _baseline(playwright: Playwright, url: str, out: Path) -> float:
+    started = time.perf_counter()
+    browser = await playwright.chromium.launch(executable_path=chromium_executable(playwright),
+                                               args=list(LAUNCH_ARGS))
+    page = await browser.new_page(viewport={"width": 1280, "height": 800})
+    await page.goto(url, wait_until="networkidle")
+    for i in range(3):
+        await page.screenshot(path=str(out / f"baseline-{i}.png"))
+        if i < 2:
+            await asyncio.sleep(1.0)
+    await browser.close()
+    return time.perf_counter() - started
+
+
+async def _evalgrid(browser: Browser, origin: str, url: str, out: Path) -> float:
+    started = time.perf_counter()
+    writer = EvidenceWriter(out / "bundle")
+    context, _ = await perceive(browser, origin=origin, url=url, writer=writer, log=PageLog(), blocked=[],
+                                phase={"name": "mobile"}, timings={})
+    await context.close()
+    return time.perf_counter() - started
+
+
+async def main(limit: int) -> float:
+    apps = _apps(limit)
+    baseline_times: list[float] = []
+    evalgrid_times: list[float] = []
+    async with async_playwright() as playwright:
+        launch_started = time.perf_counter()
+        shared = await launch_browser(playwright)
+        launch = time.perf_counter() - launch_started
+        for i, (name, app) in enumerate(apps):
+            with tempfile.TemporaryDirectory() as tmp:
+                root = Path(tmp)
+                for rel, content in app.files.items():
+                    (root / "app" / rel).parent.mkdir(parents=True, exist_ok=True)
+                    (root / "app" / rel).write_text(content, encoding="utf-8")
+                with serve_directory(root / "app", []) as origin:
+                    url = f"{origin}/{app.entrypoint}"
+                    order = ("baseline", "evalgrid") if i % 2 == 0 else ("evalgrid", "baseline")
+                    for which in order:
+                        if which == "baseline":
+                            baseline_times.append(await _baseline(playwright, url, root))
+                        else:
+                            evalgrid_times.append(await _evalgrid(shared, origin, url, root))
+            print(f"  {name:24s} baseline {baseline_times[-1]:6.2f} s   evalgrid {evalgrid_times[-1]:6.2f} s",
+                  flush=True)
+        await shared.close()
+    base, ours = statistics.median(baseline_times), statistics.median(evalgrid_times)
+    # The shared browser's one launch is charged to evalgrid, spread over the apps.
+    ours_amortised = ours + launch / len(apps)
+    ratio = ours_amortised / base
+    print(f"\nStatic Perception, {len(apps)} apps, median per app:")
+    print(f"  baseline (new Chromium, networkidle, 3 shots 1 s apart): {base:.2f} s")
+    print(f"  evalgrid (shared Chromium, desktop+mobile, facts, DOM, a11y): {ours:.2f} s "
+          f"(+{launch / len(apps):.2f} s launch share)")
+    print(f"  ratio evalgrid / baseline = {ratio:.2f}  (target <= 0.50)  {'OK' if ratio <= 0.5 else 'MISSED'}")
+    return ratio
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--apps", type=int, default=12, help="number of fixture apps to measure")
+    args = parser.parse_args()
+    sys.exit(0 if asyncio.run(main(args.apps)) <= 0.5 else 1)

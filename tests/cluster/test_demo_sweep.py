@@ -1,0 +1,32 @@
+"""The demo sweep end to end: the leaderboard must rank the replayed candidates in their true order."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+
+from cluster.leaderboard import build_leaderboard
+from cluster.runner import run_sweep
+from cluster.sweep import load_sweep
+from evaluator.models import OutcomeStatus
+from tests.support import FIXTURES
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+
+def test_demo_leaderboard_ranks_careful_over_sloppy_over_broken(tmp_path: Path) -> None:
+    sweep = load_sweep(FIXTURES / "sweeps" / "demo.yaml")
+    result = asyncio.run(run_sweep(sweep, tmp_path / "demo"))
+    assert len(result.outcomes) == sweep.size == 99
+    assert not [o for o in result.outcomes.values() if o.status is OutcomeStatus.INFRA_ERROR]
+    board = build_leaderboard("demo", [c.id for c in sweep.spec.candidates], result.outcomes.values())
+    assert [row.candidate_id for row in board.rows] == ["careful", "sloppy", "broken"]
+    careful, sloppy, broken = board.rows
+    # The order holds on each dimension too, not only on the mean of both.
+    assert careful.functional is not None and sloppy.functional is not None and broken.functional is not None
+    assert careful.functional > sloppy.functional > broken.functional
+    assert careful.aesthetic is not None and sloppy.aesthetic is not None and broken.aesthetic is not None
+    assert careful.aesthetic > sloppy.aesthetic > broken.aesthetic
+    assert broken.non_assessable >= 4  # its no-code answers are classified, not crashed on

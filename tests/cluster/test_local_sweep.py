@@ -1,0 +1,141 @@
+"""A small local sweep end to end in real Chromium: bad answers, exactly one outcome per run, resume."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import random
+import shutil
+from pathlib import Path
+
+import pytest
+import yaml
+
+from cluster.results import ResultsLog
+from cluster.runner import SweepResult, run_sweep
+from cluster.sweep import load_sweep
+from evaluator.evidence import verify_bundle
+from evaluator.models import OutcomeStatus, ReasonCode
+from tests.support import APPS, FIXTURES
+
+pytestmark = pytest.mark.browser
+
+QUERIES = ["prod-todo", "edu-flashcards", "tool-calculator"]
+
+
+def _write_sweep(tmp_path: Path) -> Path:
+    queries = yaml.safe_load((FIXTURES / "queries" / "cookie-mini.yaml").read_text(encoding="utf-8"))
+    queries["queries"] = [q for q in queries["queries"] if q["id"] in QUERIES]
+    (tmp_path / "queries.yaml").write_text(yaml.safe_dump(queries, allow_unicode=True), encoding="utf-8")
+    good = tmp_path / "answers" / "good"
+    good.mkdir(parents=True)
+    # A working app, and a query with no answer file at all.
+    shutil.copy(APPS / "dead-button.html", good / "prod-todo.html")
+    shutil.copy(APPS / "error-on-click.html", good / "edu-flashcards.html")
+    hostile = tmp_path / "answers" / "hostile"
+    hostile.mkdir(parents=True)
+    (hostile / "prod-todo.md").write_bytes(random.Random(7).randbytes(4096))  # binary garbage
+    (hostile / "edu-flashcards.md").write_text(
+        "Here are the files.\n\n**../../pwned.html**\n```html\n<h1>owned</h1>\n```\n\n"
+        "**/tmp/evalgrid-abs-escape.html**\n```html\n<h1>owned</h1>\n```\n", encoding="utf-8")
+    (hostile / "tool-calculator.md").write_text(
+        "I'm sorry, but I can't help build that calculator right now.", encoding="utf-8")
+    sweep = {
+        "name": "mini", "queries": "queries.yaml", "concurrency": 2, "run_timeout_s": 120,
+        "agent": {"max_steps": 3},
+        "candidates": [{"id": "good", "answers": "answers/good"}, {"id": "hostile", "answers": "answers/hostile"}],
+    }
+    path = tmp_path / "sweep.yaml"
+    path.write_text(yaml.safe_dump(sweep), encoding="utf-8")
+    return path
+
+
+def _run(sweep_path: Path, run_dir: Path) -> SweepResult:
+    return asyncio.run(run_sweep(load_sweep(sweep_path), run_dir))
+
+
+def _tree(root: Path) -> set[str]:
+    return {str(p.relative_to(root)) for p in root.rglob("*")}
+
+
+def test_sweep_classifies_every_run_once_writes_nothing_outside_and_resumes(tmp_path: Path) -> None:
+    sweep_path = _write_sweep(tmp_path)
+    run_dir = tmp_path / "run"
+    before = _tree(tmp_path)
+
+    first = _run(sweep_path, run_dir)
+
+    assert first.executed == 6 and first.skipped == 0
+    by_cell = {(o.candidate_id, o.query_id): o for o in first.outcomes.values()}
+    assert len(by_cell) == 6
+    assert by_cell[("good", "prod-todo")].status is OutcomeStatus.JUDGED
+    assert by_cell[("good", "edu-flashcards")].status is OutcomeStatus.JUDGED
+    expected = {
+        ("good", "tool-calculator"): ReasonCode.MISSING_ANSWER,
+        ("hostile", "prod-todo"): ReasonCode.BINARY_ANSWER,
+        ("hostile", "edu-flashcards"): ReasonCode.UNSAFE_FILES_ONLY,
+        ("hostile", "tool-calculator"): ReasonCode.NO_CODE,
+    }
+    for cell, code in expected.items():
+        assert by_cell[cell].status is OutcomeStatus.NON_ASSESSABLE, cell
+        assert by_cell[cell].reason.code is code, cell
+        assert by_cell[cell].reason.detail
+
+    # Exactly one line per run in the log; evidence bundles verify against their manifests.
+    lines = (run_dir / "results.jsonl").read_text().splitlines()
+    assert len(lines) == 6 and len({json.loads(line)["run_key"] for line in lines}) == 6
+    for outcome in first.outcomes.values():
+        if outcome.evidence_key:
+            verify_bundle(run_dir / "evidence" / outcome.evidence_key)
+
+    # Nothing was written outside the run directory, by path traversal or otherwise.
+    after = _tree(tmp_path)
+    assert {p for p in after - before if not p.startswith("run")} == set()
+    assert not (tmp_path.parent / "pwned.html").exists()
+    assert not Path("/tmp/evalgrid-abs-escape.html").exists()
+
+    # Re-running the same sweep skips everything.
+    second = _run(sweep_path, run_dir)
+    assert second.executed == 0 and second.skipped == 6
+    assert len((run_dir / "results.jsonl").read_text().splitlines()) == 6
+
+
+def test_resume_after_a_crash_redoes_only_the_missing_run_and_reuses_its_evidence(tmp_path: Path) -> None:
+    sweep_path = _write_sweep(tmp_path)
+    run_dir = tmp_path / "run"
+    first = _run(sweep_path, run_dir)
+    judged = next(o for o in first.outcomes.values() if o.status is OutcomeStatus.JUDGED)
+    manifest = run_dir / "evidence" / str(judged.evidence_key) / "manifest.json"
+    stamp = manifest.stat().st_mtime_ns
+
+    # Simulate a crash: the judged run's outcome line never made it, and the log ends in a torn line.
+    lines = [line for line in (run_dir / "results.jsonl").read_text().splitlines()
+             if json.loads(line)["run_key"] != judged.run_key]
+    (run_dir / "results.jsonl").write_text("\n".join(lines) + '\n{"run_key": "torn', encoding="utf-8")
+
+    second = _run(sweep_path, run_dir)
+    assert second.executed == 1 and second.skipped == 5 and second.torn_lines == 1
+    redone = second.outcomes[judged.run_key]
+    assert redone.status is OutcomeStatus.JUDGED and redone.evidence_key == judged.evidence_key
+    assert manifest.stat().st_mtime_ns == stamp, "committed evidence was collected again"
+    log = ResultsLog(run_dir / "results.jsonl").load()
+    assert len(log) == 6
+
+
+def test_partial_evidence_from_a_crashed_attempt_is_recollected(tmp_path: Path) -> None:
+    sweep_path = _write_sweep(tmp_path)
+    run_dir = tmp_path / "run"
+    first = _run(sweep_path, run_dir)
+    judged = next(o for o in first.outcomes.values() if o.status is OutcomeStatus.JUDGED)
+    bundle = run_dir / "evidence" / str(judged.evidence_key)
+    # A crash mid-collection: the manifest was never written, the marker is still there.
+    os.remove(bundle / "manifest.json")
+    (bundle / "INCOMPLETE").write_text("started earlier\n")
+    (run_dir / "results.jsonl").write_text("".join(
+        line + "\n" for line in (run_dir / "results.jsonl").read_text().splitlines()
+        if json.loads(line)["run_key"] != judged.run_key))
+    second = _run(sweep_path, run_dir)
+    assert second.executed == 1
+    verify_bundle(bundle)
+    assert not (bundle / "INCOMPLETE").exists()
