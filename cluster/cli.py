@@ -135,24 +135,44 @@ def _cmd_run(args: argparse.Namespace, console: Console) -> int:
     board = build_leaderboard(sweep.spec.name, [c.id for c in sweep.spec.candidates], result.outcomes.values())
     write_json_atomic(run_dir / "leaderboard.json", board)
     (run_dir / "leaderboard.md").write_text(leaderboard_markdown(board), encoding="utf-8")
-    Console().print(leaderboard_table(board))
+    _stdout().print(leaderboard_table(board))
     rate = result.executed / result.seconds if result.seconds else 0.0
     console.print(f"{result.executed} runs executed, {result.skipped} skipped, in {result.seconds:.1f} s "
                   f"({rate * 60:.1f} runs/min). Results: {run_dir / 'results.jsonl'}", highlight=False)
     return 0
 
 
-def _outcomes(run_dir: Path) -> dict[str, Outcome]:
-    results = run_dir / "results.jsonl"
-    if not results.exists():
-        raise ConfigError(f"{run_dir} has no results.jsonl; is it a run directory made by `evalgrid run`?")
-    return ResultsLog(results).load()
+def _stdout() -> Console:
+    """Standard output; wide enough for the leaderboard when it is a file or a pipe (CI logs)."""
+    return Console() if sys.stdout.isatty() else Console(width=140)
+
+
+def _current(run_dir: Path, console: Console) -> tuple[str, list[str], list[Outcome]]:
+    """The sweep recorded in ``run_dir`` and the outcomes of its current plan.
+
+    The results log keeps outcomes of earlier configurations too (a changed judge or agent makes new
+    run keys); only the runs the sweep plans now are counted.
+    """
+    results, recorded = run_dir / "results.jsonl", run_dir / "sweep.json"
+    if not results.exists() or not recorded.exists():
+        raise ConfigError(f"{run_dir} has no results.jsonl or sweep.json; "
+                          "is it a run directory made by `evalgrid run`?")
+    outcomes = ResultsLog(results).load()
+    saved = json.loads(recorded.read_text(encoding="utf-8"))
+    spec = SweepSpec.model_validate(saved["spec"])
+    candidates = [c.id for c in spec.candidates]
+    try:
+        keys = [run.run_key for run in load_sweep(Path(saved["path"])).plan()]
+    except ConfigError as exc:
+        console.print(f"note: cannot re-plan the sweep ({exc}); showing every recorded outcome")
+        return spec.name, candidates, list(outcomes.values())
+    return spec.name, candidates, [outcomes[k] for k in keys if k in outcomes]
 
 
 def _cmd_status(args: argparse.Namespace, console: Console) -> int:
-    outcomes = _outcomes(args.run_dir)
-    counts = Counter(o.status.value for o in outcomes.values())
-    reasons = Counter(f"{o.status.value}/{o.reason.code.value}" for o in outcomes.values()
+    _, _, outcomes = _current(args.run_dir, console)
+    counts = Counter(o.status.value for o in outcomes)
+    reasons = Counter(f"{o.status.value}/{o.reason.code.value}" for o in outcomes
                       if o.status is not OutcomeStatus.JUDGED)
     print(json.dumps({"runs": len(outcomes), "by_outcome": dict(sorted(counts.items())),
                       "by_reason": dict(sorted(reasons.items()))}, indent=2))
@@ -160,11 +180,8 @@ def _cmd_status(args: argparse.Namespace, console: Console) -> int:
 
 
 def _cmd_leaderboard(args: argparse.Namespace, console: Console) -> int:
-    outcomes = _outcomes(args.run_dir)
-    sweep = json.loads((args.run_dir / "sweep.json").read_text(encoding="utf-8"))
-    spec = SweepSpec.model_validate(sweep["spec"])
-    board = build_leaderboard(spec.name, [c.id for c in spec.candidates], outcomes.values())
-    Console().print(leaderboard_table(board))
+    name, candidates, outcomes = _current(args.run_dir, console)
+    _stdout().print(leaderboard_table(build_leaderboard(name, candidates, outcomes)))
     return 0
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from enum import StrEnum
 from typing import Any
 
@@ -87,17 +87,11 @@ class PageLog:
 
         async def dismiss(dialog: Dialog) -> None:
             add("dialog", f"{dialog.type}: {dialog.message[:300]}")
-            try:
-                await dialog.dismiss()
-            except Exception:  # noqa: BLE001 - the page may already be gone
-                pass
+            await _quietly(dialog.dismiss())
 
         async def close_popup(popup: Page) -> None:
             add("popup", f"window.open: {popup.url}")
-            try:
-                await popup.close()
-            except Exception:  # noqa: BLE001 - the popup may already be gone
-                pass
+            await _quietly(popup.close())
 
         page.on("dialog", dismiss)
         page.on("popup", close_popup)
@@ -106,3 +100,11 @@ class PageLog:
         """Entries from ``wall`` on, optionally of the given classes."""
         wanted = {c.value for c in classes}
         return [e for e in self.entries if e["wall"] >= wall and (not wanted or e["class"] in wanted)]
+
+
+async def _quietly(action: Awaitable[None]) -> None:
+    """Await a clean-up whose target may already be gone (a closed page, a dismissed dialog)."""
+    try:
+        await action
+    except Exception:  # noqa: BLE001 - the target vanished first; nothing left to clean up
+        pass

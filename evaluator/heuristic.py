@@ -15,8 +15,10 @@ from typing import Any
 
 import yaml
 
+from evaluator.errors import RegistryError
 from evaluator.evidence import EvidenceBundle
-from evaluator.judges import Judge, judges
+from evaluator.judges import judges
+from evaluator.keys import sha256_bytes
 from evaluator.language import language_matches
 from evaluator.models import (
     CriterionReason,
@@ -33,14 +35,21 @@ from evaluator.models import (
 _NEAR_EMPTY_ELEMENTS = 12
 _NEAR_EMPTY_TEXT = 20
 _CORE_MIN_CONTROLS = 3
+_PHONE_WIDTH = 390
 _CORE_INEFFECTIVE_SHARE = 0.5
 
 
 @functools.cache
+def _rubric_text(version: str) -> str:
+    path = resources.files("evaluator").joinpath(f"rubrics/{version}.yaml")
+    if not path.is_file():
+        raise RegistryError(f"no heuristic rubric {version!r}; rubrics live in evaluator/rubrics/")
+    return path.read_text(encoding="utf-8")
+
+
 def load_rubric(version: str = "heuristic-v1") -> dict[str, Any]:
     """The deduction table ``rubrics/<version>.yaml``."""
-    text = resources.files("evaluator").joinpath(f"rubrics/{version}.yaml").read_text(encoding="utf-8")
-    rubric: dict[str, Any] = yaml.safe_load(text)
+    rubric: dict[str, Any] = yaml.safe_load(_rubric_text(version))
     return rubric
 
 
@@ -69,18 +78,27 @@ class _Ledger:
         return sum(self.taken.values())
 
 
-@judges.register("heuristic")
-def heuristic_judge(*, rubric: str = "heuristic-v1") -> Judge:
+class HeuristicJudge:
     """The embedded default judge: measured signals, documented deductions, no model."""
-    table = load_rubric(rubric)
 
-    async def judge(bundle: EvidenceBundle, *, verdict_key: str) -> Verdict:
-        return _score(bundle, table, verdict_key)
+    def __init__(self, *, rubric: str = "heuristic-v1") -> None:
+        self._table = load_rubric(rubric)
+        self._version = f"{rubric}@{sha256_bytes(_rubric_text(rubric).encode())[:12]}"
 
-    return judge
+    @property
+    def version(self) -> str:
+        """Rubric name and a hash of its text: editing the table re-keys every verdict."""
+        return self._version
+
+    async def __call__(self, bundle: EvidenceBundle, *, verdict_key: str) -> Verdict:
+        """Score ``bundle`` from its measurements."""
+        return _score(bundle, self._table, verdict_key, self._version)
 
 
-def _score(bundle: EvidenceBundle, rubric: dict[str, Any], verdict_key: str) -> Verdict:
+judges.register("heuristic")(HeuristicJudge)
+
+
+def _score(bundle: EvidenceBundle, rubric: dict[str, Any], verdict_key: str, version: str) -> Verdict:
     query = Query.model_validate(bundle.json("query.json"))
     desktop = bundle.json("static/desktop-facts.json")
     mobile = bundle.json("static/mobile-facts.json")
@@ -118,7 +136,7 @@ def _score(bundle: EvidenceBundle, rubric: dict[str, Any], verdict_key: str) -> 
     label = rubric["label"]
     return Verdict(
         verdict_key=verdict_key, evidence_key=bundle.manifest.evidence_key,
-        judge=JudgeInfo(name="heuristic", kind="heuristic", rubric_version=rubric["version"]),
+        judge=JudgeInfo(name="heuristic", kind="heuristic", rubric_version=version),
         functional=round(functional, 2), aesthetic=round(aesthetic, 2),
         functional_reason=_reason(rubric["functional"]["baseline"], func, functional),
         aesthetic_reason=f"{baseline_reason} {bonus_reason} " + _reason(aesthetic_base + bonus, aes, aesthetic),
@@ -197,6 +215,10 @@ def _layout(aes: _Ledger, desktop: dict[str, Any], mobile: dict[str, Any]) -> No
     if overflow > 4:
         aes.deduct("mobile_overflow", f"on a 390 px phone the page is {mobile['facts']['scroll_width']} px wide "
                    f"({overflow} px of sideways scroll)",
+                   [EvidenceRef(file="static/mobile-viewport.png"), EvidenceRef(file="static/mobile-facts.json")])
+    if not mobile["facts"]["has_viewport_meta"] and mobile["facts"]["viewport_width"] > _PHONE_WIDTH:
+        aes.deduct("mobile_not_adapted", f"no viewport meta tag: a phone lays the page out "
+                   f"{mobile['facts']['viewport_width']} px wide and shrinks it to fit",
                    [EvidenceRef(file="static/mobile-viewport.png"), EvidenceRef(file="static/mobile-facts.json")])
     for image in desktop["facts"]["broken_images"]:
         aes.deduct("broken_image", f"image {image['src'][:80]} failed to load",

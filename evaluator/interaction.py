@@ -190,7 +190,7 @@ class Interaction:
         if target is not None:
             self._exercised.add(target.selector)
         await asyncio.sleep(self._config.action_pause_ms / 1000)
-        await wait_for_render(self._page, timeout_s=1.5, stable_polls=2)
+        await wait_for_render(self._page, timeout_s=1.5)
         if not self._page.url.startswith(self._origin):
             left_to = self._page.url
             await self._page.goto(self._app_url, wait_until="load", timeout=10_000)

@@ -15,6 +15,11 @@ from evaluator.registry import Registry
 class Judge(Protocol):
     """Scores one evidence bundle."""
 
+    @property
+    def version(self) -> str:
+        """Identity of everything that shapes the verdicts (rubric or prompts, model); part of the keys."""
+        ...
+
     async def __call__(self, bundle: EvidenceBundle, *, verdict_key: str) -> Verdict:
         """Return the verdict on ``bundle``, keyed ``verdict_key``."""
         ...

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -89,33 +90,49 @@ async def perceive(
     browser: Browser, *, origin: str, url: str, writer: EvidenceWriter, log: PageLog, blocked: list[str],
     phase: dict[str, str], timings: dict[str, float],
 ) -> tuple[BrowserContext, Page]:
-    """Static Perception at mobile then desktop size.
+    """Static Perception at mobile and desktop size, both at once (independent contexts).
 
     Returns the desktop context and page, still open, with Playwright's clock installed before the
     page loaded: the interaction continues on the page the first impression was taken of.
     """
-    started = time.monotonic()
-    phase["name"] = "mobile"
-    mobile = await new_app_context(browser, origin, blocked, mobile=True)
-    try:
-        page = await mobile.new_page()
-        log.attach(page, lambda: phase["name"])
-        await capture(page, "mobile", writer, await load(page, url))
-    finally:
-        await mobile.close()
-    timings["static_mobile"] = time.monotonic() - started
-
-    started = time.monotonic()
     phase["name"] = "load"
-    desktop = await new_app_context(browser, origin, blocked, mobile=False)
+
+    async def mobile() -> None:
+        started = time.monotonic()
+        context = await new_app_context(browser, origin, blocked, mobile=True)
+        try:
+            page = await context.new_page()
+            log.attach(page, lambda: "mobile")
+            await capture(page, "mobile", writer, await load(page, url))
+        finally:
+            await context.close()
+        timings["static_mobile"] = time.monotonic() - started
+
+    async def desktop() -> tuple[BrowserContext, Page]:
+        started = time.monotonic()
+        context = await new_app_context(browser, origin, blocked, mobile=False)
+        try:
+            await context.clock.install()
+            page = await context.new_page()
+            log.attach(page, lambda: phase["name"])
+            await capture(page, "desktop", writer, await load(page, url))
+            await snapshot_document(page, writer)
+        except BaseException:
+            await context.close()
+            raise
+        timings["static_desktop"] = time.monotonic() - started
+        return context, page
+
+    desktop_task = asyncio.ensure_future(desktop())
     try:
-        await desktop.clock.install()
-        page = await desktop.new_page()
-        log.attach(page, lambda: phase["name"])
-        await capture(page, "desktop", writer, await load(page, url))
-        await snapshot_document(page, writer)
+        await mobile()
     except BaseException:
-        await desktop.close()
+        desktop_task.cancel()  # a timeout or failure must not leave the desktop context running
+        try:
+            context, _ = await desktop_task
+        except BaseException:  # noqa: BLE001 - cancelled or failed: desktop() closed its own context
+            pass
+        else:
+            await context.close()
         raise
-    timings["static_desktop"] = time.monotonic() - started
-    return desktop, page
+    return await desktop_task

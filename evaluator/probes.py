@@ -48,7 +48,7 @@ class SettleResult:
 
 
 async def wait_for_render(
-    page: Page, *, timeout_s: float = 5.0, interval_s: float = 0.08, stable_polls: int = 3
+    page: Page, *, timeout_s: float = 5.0, interval_s: float = 0.05, stable_polls: int = 2
 ) -> SettleResult:
     """Wait until the document is loaded, fonts are ready and the layout stops changing.
 
@@ -99,9 +99,10 @@ def probe_image(png: bytes) -> ImageProbe:
     if image is None:
         return ImageProbe(1.0, 0.0, 0.0, 0.0, blank=True)
     small = cv2.resize(image, (320, max(1, image.shape[0] * 320 // image.shape[1])), interpolation=cv2.INTER_AREA)
-    quantized = (small // 8).reshape(-1, 3)
-    colors, counts = np.unique(quantized, axis=0, return_counts=True)
-    dominant = colors[counts.argmax()].astype(np.int32) * 8 + 4
+    quantized = (small // 8).reshape(-1, 3).astype(np.int32)
+    packed = (quantized[:, 0] << 10) | (quantized[:, 1] << 5) | quantized[:, 2]
+    code = int(np.bincount(packed, minlength=1 << 15).argmax())
+    dominant = np.array([code >> 10, (code >> 5) & 31, code & 31], dtype=np.int32) * 8 + 4
     distance = np.abs(small.reshape(-1, 3).astype(np.int32) - dominant).max(axis=1)
     background = float((distance <= 12).mean())
     gray = cv2.cvtColor(small, cv2.COLOR_BGR2GRAY)
@@ -124,6 +125,6 @@ def visual_change(before_png: bytes, after_png: bytes, *, threshold: float = 0.0
     return float(changed.mean()) > threshold
 
 
-async def settle_transitions(page: Page, *, limit_ms: int = 400) -> None:
+async def settle_transitions(page: Page, *, limit_ms: int = 250) -> None:
     """Let finite CSS transitions and animations (hover effects) finish, up to ``limit_ms``."""
     await page.evaluate(page_script("settle_transitions"), limit_ms)

@@ -58,8 +58,8 @@ class StagePaths:
 def make_run_spec(
     *, candidate: Candidate, query: Query, agent: AgentConfig, judge: JudgeConfig, answers_dir: Path,
 ) -> RunSpec:
-    """A run with its content key (candidate, query, agent, judge and collector version)."""
-    key = content_key("run", candidate, query, agent, judge, COLLECTOR_VERSION)
+    """A run with its content key (candidate, query, agent, judge and its version, collector version)."""
+    key = content_key("run", candidate, query, agent, judge, create_judge(judge).version, COLLECTOR_VERSION)
     return RunSpec(run_key=key, candidate=candidate, query=query, agent=agent, judge=judge,
                    answers_dir=str(answers_dir))
 
@@ -112,12 +112,12 @@ async def execute_run(spec: RunSpec, *, browser: Browser, paths: StagePaths, att
             return outcome(OutcomeStatus.INFRA_ERROR, ReasonCode.ENCODER_FAILED, str(exc),
                            artifact_key=artifact_key, evidence_key=evidence_key)
 
-    verdict_key = content_key("verdict", evidence_key, spec.judge)
+    judge = create_judge(spec.judge)
+    verdict_key = content_key("verdict", evidence_key, spec.judge, judge.version)
     verdict_path = paths.verdict(verdict_key)
     if verdict_path.exists():
         verdict = Verdict.model_validate_json(verdict_path.read_text(encoding="utf-8"))
     else:
-        judge = create_judge(spec.judge)
         verdict = await judge(EvidenceBundle(bundle_dir), verdict_key=verdict_key)
         verdict_path.parent.mkdir(parents=True, exist_ok=True)
         write_json_atomic(verdict_path, verdict)

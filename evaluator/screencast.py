@@ -104,7 +104,7 @@ class ScreenRecorder:
         scale = f"scale={width}:{height}:force_original_aspect_ratio=decrease,pad={width}:{height}:-1:-1:color=black"
         cmd = [
             ffmpeg, "-nostdin", "-loglevel", "error", "-y", "-f", "concat", "-safe", "0", "-i", listing.name,
-            "-vf", f"{scale},fps={fps}", "-t", f"{duration:.3f}", "-c:v", "libx264", "-preset", "veryfast",
+            "-vf", f"{scale},fps={fps}", "-t", f"{duration:.3f}", "-c:v", "libx264", "-preset", "ultrafast",
             "-crf", "30", "-pix_fmt", "yuv420p", "-movflags", "+faststart", str(out.resolve()),
         ]
         proc = subprocess.run(cmd, cwd=self._dir, capture_output=True, text=True, timeout=300, check=False)

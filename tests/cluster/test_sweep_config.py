@@ -295,9 +295,8 @@ def test_cli_run_with_missing_sweep_returns_2(tmp_path: Path, capsys: pytest.Cap
 def test_cli_error_message_is_printed_verbatim(
     project: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # Fails today: the CLI prints the ConfigError through rich markup, so "[a-z]" in the pattern of the
-    # language field is taken for a style tag and silently dropped (and a "[/x]" in a message raises
-    # rich.errors.MarkupError instead of printing "error:").
+    # Regression: errors printed through rich markup lost "[a-z]" from the language pattern, and a
+    # "[/x]" in a message raised rich.errors.MarkupError instead of printing "error:".
     monkeypatch.setenv("COLUMNS", "400")
     _write(project / "queries" / "mini.yaml", QUERIES.replace("language: en", "language: EN"))
     path = _write(project / "sweep.yaml", SWEEP)

@@ -349,8 +349,8 @@ def test_answer_with_only_shell_commands_is_no_code() -> None:
 
 
 def test_prose_that_merely_names_html_tags_is_no_code() -> None:
-    # No code at all: the model only describes which elements it would use. (Fails today: three tag
-    # openings anywhere in the text are enough for the bare-HTML heuristic, so this prose is "an app".)
+    # No code at all: the model only describes which elements it would use. Regression: tag names
+    # mentioned in prose once made the bare-HTML heuristic call this "an app".
     answer = (
         "I can't write the whole game for you, but here is the plan: draw the board on a <canvas> element, "
         "put the score in a <div> above it, and add a <button> underneath to restart the round."
@@ -359,17 +359,16 @@ def test_prose_that_merely_names_html_tags_is_no_code() -> None:
 
 
 def test_unlabelled_fence_holding_a_full_html_document_is_an_app() -> None:
-    # A plain ``` fence (no language) around a complete document. (Fails today: a block with an empty
-    # info string and no file name is skipped, so the answer is classed NO_CODE although the same HTML
-    # without the fence is accepted as a bare HTML answer.)
+    # A plain ``` fence (no language) around a complete document. Regression: such a block was once
+    # skipped, so the answer was classed NO_CODE although the same HTML unfenced was accepted.
     answer = f"Here is the converter:\n\n```\n{PLAIN_HTML}\n```\n"
     app = _app(answer)
     assert app.files == {"index.html": PLAIN_HTML}
 
 
 def test_utf8_bom_before_the_first_fence_does_not_hide_the_code() -> None:
-    # Fails today: the BOM is kept by decode_answer, so the opening fence is not at a line start; the
-    # closing fence is then read as an opening one and the HTML is lost (NO_CODE).
+    # Regression: a kept BOM put the opening fence off the line start; the closing fence was then read
+    # as an opening one and the HTML was lost (NO_CODE).
     answer = "\ufeff```html\n" + PLAIN_HTML + "\n```\n"
     app = _app(answer)
     assert app.files == {"index.html": PLAIN_HTML}
@@ -538,8 +537,7 @@ def test_html_referencing_a_traversal_path_does_not_create_it() -> None:
         "Here's a React component:\n\n```jsx\nexport default function App() {\n  return <h1>Hello</h1>;\n}\n```\n",
         "**App.jsx**\n```jsx\nexport default function App() {\n  return <h1>Hello</h1>;\n}\n```\n",
         "```tsx\nexport default function App(): JSX.Element {\n  return <h1>Hello</h1>;\n}\n```\n",
-        # Fails today: a named .tsx file is "unsafe" (its extension is not servable), so the answer is
-        # classed UNSAFE_FILES_ONLY instead of UNSUPPORTED_STACK.
+        # Regression: a named .tsx file was once taken for an unsafe name (UNSAFE_FILES_ONLY).
         "**App.tsx**\n```tsx\nexport default function App(): JSX.Element {\n  return <h1>Hello</h1>;\n}\n```\n",
     ],
     ids=["jsx", "named-jsx", "tsx", "named-tsx"],
@@ -550,8 +548,7 @@ def test_jsx_only_answer_is_unsupported_stack(answer: str) -> None:
 
 def test_python_only_answer_is_not_called_unsafe() -> None:
     # A Flask server instead of a page: the code is not servable, but nothing in it is an unsafe file
-    # name. (Fails today: the "<python block>" placeholder lands in `rejected`, and an answer whose
-    # only entries are rejected is classed UNSAFE_FILES_ONLY, "every file ... has an unsafe name".)
+    # name. Regression: the "<python block>" placeholder in `rejected` once made this UNSAFE_FILES_ONLY.
     answer = (
         "Here's a small Flask app:\n\n```python\nfrom flask import Flask\napp = Flask(__name__)\n\n"
         "@app.route('/')\ndef home():\n    return '<h1>Hello</h1>'\n```\n"

@@ -117,7 +117,6 @@ def test_undecodable_input_counts_as_changed() -> None:
 
 
 def test_empty_screenshot_bytes_are_handled_like_undecodable_ones() -> None:
-    # Fails today: cv2.imdecode raises cv2.error on an empty buffer instead of returning None, so an
-    # empty screenshot crashes both probes rather than being treated as blank / changed.
+    # Regression: cv2.imdecode raises on an empty buffer, which once crashed both probes.
     assert probe_image(b"").blank is True
     assert visual_change(b"", _png(_white())) is True
