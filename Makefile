@@ -19,7 +19,7 @@ $(STAMPS)/system:
 	@if command -v chromium >/dev/null && command -v ffmpeg >/dev/null && fc-list 2>/dev/null | grep -qi "Noto Sans CJK" && fc-list 2>/dev/null | grep -qi "Noto Color Emoji"; then \
 		echo "system packages present"; \
 	elif [ "$$(id -u)" = 0 ]; then \
-		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $(APT_PACKAGES); \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(APT_PACKAGES); \
 	else \
 		echo "error: need Debian packages $(APT_PACKAGES); run 'make setup' as root or install them" >&2; exit 1; \
 	fi

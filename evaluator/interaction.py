@@ -105,10 +105,13 @@ class Interaction:
             await self._freezer.freeze()
             observed_wall = time.time()
             shot = await self._page.screenshot(**_SHOT)
-            observation = await self._observe(step, shot, pending, notes)
+            state = await state_signature(self._page)
+            last: tuple[Action, ActionResult] | None = None
             if pending is not None:
-                self._record(pending, observation, shot, observed_wall)
-                pending = None
+                result = pending.result or self._measure(pending, state, shot)
+                self._record(pending, result, observed_wall)
+                last, pending = (pending.action, result), None
+            observation = await self._observe(step, shot, state, last, notes)
             if step >= self._config.max_steps:
                 ended_by = "budget"
                 break
@@ -132,7 +135,8 @@ class Interaction:
         summary = action.summary if action is not None and action.summary else self._summarise()
         return InteractionOutcome(self.trace, summary, observation.coverage, ended_by, refusals)
 
-    async def _observe(self, step: int, shot: bytes, pending: _Pending | None, notes: list[str]) -> Observation:
+    async def _observe(self, step: int, shot: bytes, state: str, last: tuple[Action, ActionResult] | None,
+                       notes: list[str]) -> Observation:
         raw = await interactive_elements(self._page)
         elements = [ElementInfo(index=i, **e) for i, e in enumerate(raw)]
         for e in elements:
@@ -140,16 +144,11 @@ class Interaction:
                 self._salient.add(e.selector)
         remaining = [e.index for e in elements if e.selector in self._salient and e.selector not in self._exercised]
         path = self._writer.write_bytes(f"interaction/steps/{step:03d}.jpg", shot)
-        state = await state_signature(self._page)
-        last_result = None
-        if pending is not None:
-            last_result = pending.result or self._measure(pending, state, shot)
-            pending.result = last_result
         text = await self._page.evaluate("document.body ? document.body.innerText.slice(0, 1500) : ''")
         return Observation(
             step=step, steps_left=max(0, self._config.max_steps - step), url=self._page.url,
             title=await self._page.title(), elements=elements, state=state, text_excerpt=text, screenshot=path,
-            last_action=pending.action if pending else None, last_result=last_result,
+            last_action=last[0] if last else None, last_result=last[1] if last else None,
             coverage=Coverage(salient=len(self._salient), exercised=len(self._exercised & self._salient),
                               remaining=remaining),
             notes=notes,
@@ -164,13 +163,12 @@ class Interaction:
         return ActionResult(status=status, dom_changed=dom, visual_changed=visual, errors=errors,
                             detail="" if dom or visual else "nothing observable changed")
 
-    def _record(self, pending: _Pending, observation: Observation, shot: bytes, observed_wall: float) -> None:
-        assert pending.result is not None
+    def _record(self, pending: _Pending, result: ActionResult, observed_wall: float) -> None:
         video = self._recorder.video_time
         self.trace.append(StepRecord(
             step=pending.observation.step, observation_state=pending.observation.state,
             element_count=len(pending.observation.elements), screenshot=pending.observation.screenshot,
-            action=pending.action, target=pending.target, result=pending.result,
+            action=pending.action, target=pending.target, result=result,
             observed_at_s=round(video(pending.observed_wall), 3),
             deliberation_s=round(pending.deliberation_s, 3),
             action_start_s=round(video(pending.start_wall), 3), action_end_s=round(video(observed_wall), 3),
