@@ -11,6 +11,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from evaluator.errors import ConfigError
+from evaluator.judges import create_judge
 from evaluator.models import AgentConfig, Candidate, JudgeConfig, Query, QuerySet, RunSpec
 from evaluator.run import make_run_spec
 
@@ -70,10 +71,12 @@ class Sweep:
 
     def plan(self) -> Iterator[RunSpec]:
         """Runs in candidate-major order, produced lazily."""
+        judge_version = create_judge(self.spec.judge).version
         for candidate in self.spec.candidates:
+            answers_dir = self.answers_dir(candidate)
             for query in self.queries:
-                yield make_run_spec(candidate=candidate, query=query, agent=self.spec.agent,
-                                    judge=self.spec.judge, answers_dir=self.answers_dir(candidate))
+                yield make_run_spec(candidate=candidate, query=query, agent=self.spec.agent, judge=self.spec.judge,
+                                    judge_version=judge_version, answers_dir=answers_dir)
 
 
 def _read_yaml(path: Path, what: str) -> Any:

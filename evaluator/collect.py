@@ -28,7 +28,7 @@ from evaluator.serve import serve_directory
 SANDBOX_LOCAL = "local (loopback only; NOT a sandbox)"
 
 
-def package_version(name: str) -> str:
+def _package_version(name: str) -> str:
     """Installed version of distribution ``name``, or ``unknown``."""
     try:
         return metadata.version(name)
@@ -102,8 +102,8 @@ async def collect_evidence(
     return writer.commit(
         evidence_key=evidence_key, artifact_key=artifact.key, agent=agent, timings=timings,
         tools=ToolVersions(
-            evalgrid=package_version("evalgrid"), collector=COLLECTOR_VERSION,
-            browser=f"chromium {browser.version}", playwright=package_version("playwright"),
+            evalgrid=_package_version("evalgrid"), collector=COLLECTOR_VERSION,
+            browser=f"chromium {browser.version}", playwright=_package_version("playwright"),
             ffmpeg=ffmpeg_version(), sandbox=SANDBOX_LOCAL,
         ),
     )

@@ -56,10 +56,14 @@ class StagePaths:
 
 
 def make_run_spec(
-    *, candidate: Candidate, query: Query, agent: AgentConfig, judge: JudgeConfig, answers_dir: Path,
+    *, candidate: Candidate, query: Query, agent: AgentConfig, judge: JudgeConfig, judge_version: str,
+    answers_dir: Path,
 ) -> RunSpec:
-    """A run with its content key (candidate, query, agent, judge and its version, collector version)."""
-    key = content_key("run", candidate, query, agent, judge, create_judge(judge).version, COLLECTOR_VERSION)
+    """A run with its content key (candidate, query, agent, judge and its version, collector version).
+
+    ``judge_version`` is ``create_judge(judge).version``, computed once per sweep by the caller.
+    """
+    key = content_key("run", candidate, query, agent, judge, judge_version, COLLECTOR_VERSION)
     return RunSpec(run_key=key, candidate=candidate, query=query, agent=agent, judge=judge,
                    answers_dir=str(answers_dir))
 
