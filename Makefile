@@ -45,6 +45,7 @@ lint: venv
 
 bench: setup
 	$(BIN)/python tests/benchmarks/bench_static_perception.py
+	$(BIN)/python tests/benchmarks/bench_reducer.py
 
 clean:
 	rm -rf $(VENV) $(STAMPS) runs *.egg-info

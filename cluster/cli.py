@@ -16,8 +16,11 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
 from cluster.leaderboard import build_leaderboard, leaderboard_markdown, leaderboard_table
-from cluster.results import ResultsLog
+from cluster.reducer import RunDirectory, open_run_directory, reduce_run_dir, write_tables
+from cluster.reduction import Reduction, RunRow
+from cluster.report import write_report
 from cluster.runner import run_sweep
+from cluster.show import run_panel
 from cluster.sweep import SweepSpec, load_sweep
 from evaluator.errors import ConfigError, EvalgridError
 from evaluator.evidence import write_json_atomic
@@ -42,6 +45,8 @@ _EPILOG = """examples:
   evalgrid run fixtures/sweeps/demo.yaml            run (or resume) the demo sweep into runs/demo
   evalgrid status runs/demo                          outcome counts of a run directory
   evalgrid leaderboard runs/demo                     print the leaderboard again
+  evalgrid report runs/demo                          static HTML report in runs/demo/report
+  evalgrid show 3f2a9c                               one run (by run-key prefix) in the terminal
   evalgrid schema Verdict                            JSON schema of one record type
 """
 
@@ -88,6 +93,24 @@ def _parser() -> argparse.ArgumentParser:
     board = sub.add_parser("leaderboard", help="print the leaderboard of a run directory")
     board.add_argument("run_dir", type=Path)
     board.set_defaults(handler=_cmd_leaderboard)
+
+    for name, text in (("report", "write the static HTML report (leaderboard, plots, a page per run with its video)"),
+                       ("export", "write runs.parquet, runs.csv, runs.json and reduction.json")):
+        reducer = sub.add_parser(name, help=text, description=text[0].upper() + text[1:] + ".")
+        reducer.add_argument("run_dir", type=Path)
+        reducer.add_argument("--out", type=Path, help=f"output directory (default: RUN_DIR/{name}"
+                             f"{'' if name == 'report' else 's'})")
+        reducer.add_argument("--pass-threshold", type=float, default=6.0,
+                             help="overall score (0-8) a run needs to pass (default: 6.0)")
+        reducer.add_argument("--samples", type=int, default=1000, help="bootstrap resamples (default: 1000)")
+        reducer.add_argument("--human-ratings", type=Path,
+                             help="CSV of human scores: candidate_id, query_id, functional, aesthetic")
+        reducer.set_defaults(handler=_cmd_report if name == "report" else _cmd_export)
+
+    show = sub.add_parser("show", help="print one run in the terminal")
+    show.add_argument("run_key", help="run key, or a unique prefix of it (with or without 'run-')")
+    show.add_argument("--run-dir", type=Path, help="run directory (default: search runs/*)")
+    show.set_defaults(handler=_cmd_show)
 
     schema = sub.add_parser("schema", help="print JSON schemas of evalgrid's records")
     schema.add_argument("name", nargs="?", choices=sorted(SCHEMAS), help="one record type (default: all)")
@@ -147,30 +170,8 @@ def _stdout() -> Console:
     return Console() if sys.stdout.isatty() else Console(width=140)
 
 
-def _current(run_dir: Path, console: Console) -> tuple[str, list[str], list[Outcome]]:
-    """The sweep recorded in ``run_dir`` and the outcomes of its current plan.
-
-    The results log keeps outcomes of earlier configurations too (a changed judge or agent makes new
-    run keys); only the runs the sweep plans now are counted.
-    """
-    results, recorded = run_dir / "results.jsonl", run_dir / "sweep.json"
-    if not results.exists() or not recorded.exists():
-        raise ConfigError(f"{run_dir} has no results.jsonl or sweep.json; "
-                          "is it a run directory made by `evalgrid run`?")
-    outcomes = ResultsLog(results).load()
-    saved = json.loads(recorded.read_text(encoding="utf-8"))
-    spec = SweepSpec.model_validate(saved["spec"])
-    candidates = [c.id for c in spec.candidates]
-    try:
-        keys = [run.run_key for run in load_sweep(Path(saved["path"])).plan()]
-    except ConfigError as exc:
-        console.print(f"note: cannot re-plan the sweep ({exc}); showing every recorded outcome")
-        return spec.name, candidates, list(outcomes.values())
-    return spec.name, candidates, [outcomes[k] for k in keys if k in outcomes]
-
-
 def _cmd_status(args: argparse.Namespace, console: Console) -> int:
-    _, _, outcomes = _current(args.run_dir, console)
+    outcomes = _open(args.run_dir, console).outcomes
     counts = Counter(o.status.value for o in outcomes)
     reasons = Counter(f"{o.status.value}/{o.reason.code.value}" for o in outcomes
                       if o.status is not OutcomeStatus.JUDGED)
@@ -180,9 +181,57 @@ def _cmd_status(args: argparse.Namespace, console: Console) -> int:
 
 
 def _cmd_leaderboard(args: argparse.Namespace, console: Console) -> int:
-    name, candidates, outcomes = _current(args.run_dir, console)
-    _stdout().print(leaderboard_table(build_leaderboard(name, candidates, outcomes)))
+    directory = _open(args.run_dir, console)
+    board = build_leaderboard(directory.name, directory.candidates, directory.outcomes)
+    _stdout().print(leaderboard_table(board))
     return 0
+
+
+def _open(run_dir: Path, console: Console) -> RunDirectory:
+    directory = open_run_directory(run_dir)
+    if not directory.replanned:
+        console.print("note: the sweep file cannot be re-read; showing every recorded outcome")
+    return directory
+
+
+def _reduce(args: argparse.Namespace, console: Console) -> tuple[Reduction, list[RunRow]]:
+    if not 0.0 <= args.pass_threshold <= 8.0:
+        raise ConfigError("--pass-threshold must be between 0.0 and 8.0")
+    if args.samples < 100:
+        raise ConfigError("--samples must be at least 100")
+    with console.status("reducing outcomes and verdicts ..."):
+        return reduce_run_dir(args.run_dir, pass_threshold=args.pass_threshold, samples=args.samples,
+                              human_ratings=args.human_ratings)
+
+
+def _cmd_export(args: argparse.Namespace, console: Console) -> int:
+    reduction, rows = _reduce(args, console)
+    for path in write_tables(args.out or args.run_dir / "exports", rows, reduction):
+        print(path)
+    return 0
+
+
+def _cmd_report(args: argparse.Namespace, console: Console) -> int:
+    reduction, rows = _reduce(args, console)
+    out = args.out or args.run_dir / "report"
+    write_tables(out / "data", rows, reduction)
+    index = write_report(args.run_dir, reduction, rows, out)
+    console.print(f"report: {index} (open it in a browser; it works from a folder or an object-store prefix)")
+    return 0
+
+
+def _cmd_show(args: argparse.Namespace, console: Console) -> int:
+    run_dirs = [args.run_dir] if args.run_dir else sorted(p.parent for p in Path("runs").glob("*/results.jsonl"))
+    for run_dir in run_dirs:
+        prefix = args.run_key if args.run_key.startswith("run-") else f"run-{args.run_key}"
+        matches = [o for o in open_run_directory(run_dir).outcomes if o.run_key.startswith(prefix)]
+        if len(matches) > 1:
+            raise ConfigError(f"{args.run_key!r} matches {len(matches)} runs in {run_dir}; give more of the key")
+        if matches:
+            _stdout().print(run_panel(run_dir, matches[0]))
+            return 0
+    where = ", ".join(str(d) for d in run_dirs) or "no run directory under runs/"
+    raise ConfigError(f"no run {args.run_key!r} in {where}; pass --run-dir")
 
 
 def _cmd_schema(args: argparse.Namespace, console: Console) -> int:

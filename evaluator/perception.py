@@ -9,6 +9,7 @@ from typing import Any
 
 from playwright.async_api import Browser, BrowserContext, Page, ViewportSize
 
+from evaluator.accessibility import audit_accessibility
 from evaluator.browser import confine_to_origin
 from evaluator.console import PageLog
 from evaluator.evidence import EvidenceWriter
@@ -92,6 +93,9 @@ async def perceive(
 ) -> tuple[BrowserContext, Page]:
     """Static Perception at mobile and desktop size, both at once (independent contexts).
 
+    The desktop impression includes an axe-core audit (in an isolated world, so the app's own
+    JavaScript never sees it).
+
     Returns the desktop context and page, still open, with Playwright's clock installed before the
     page loaded: the interaction continues on the page the first impression was taken of.
     """
@@ -117,6 +121,9 @@ async def perceive(
             log.attach(page, lambda: phase["name"])
             await capture(page, "desktop", writer, await load(page, url))
             await snapshot_document(page, writer)
+            audit_started = time.monotonic()
+            writer.write_json("static/accessibility.json", await audit_accessibility(page, timeout_s=20))
+            timings["accessibility"] = time.monotonic() - audit_started
         except BaseException:
             await context.close()
             raise

@@ -330,3 +330,19 @@ def test_cli_schema_rejects_unknown_name(capsys: pytest.CaptureFixture[str]) -> 
         main(["schema", "Nope"])
     assert info.value.code == 2
     assert "invalid choice" in capsys.readouterr().err
+
+
+def test_fast_planning_gives_the_same_keys_as_make_run_spec() -> None:
+    """Sweep.plan() serialises each model once; its keys must equal the one-run path's."""
+    from evaluator.judges import create_judge
+    from evaluator.run import make_run_spec
+
+    root = Path(__file__).resolve().parents[2]
+    sweep = load_sweep(root / "fixtures" / "sweeps" / "demo.yaml")
+    version = create_judge(sweep.spec.judge).version
+    planned = list(sweep.plan())
+    assert len(planned) == sweep.size
+    for spec in planned[::7]:
+        again = make_run_spec(candidate=spec.candidate, query=spec.query, agent=spec.agent, judge=spec.judge,
+                              judge_version=version, answers_dir=Path(spec.answers_dir))
+        assert again == spec

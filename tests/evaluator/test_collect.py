@@ -43,7 +43,7 @@ def test_bundle_is_complete_verified_and_holds_every_kind_of_evidence(tmp_path: 
     for required in ("static/desktop-viewport.png", "static/desktop-full.png", "static/mobile-viewport.png",
                      "static/mobile-full.png", "static/dom.html", "static/accessibility.yaml", "console.json",
                      "network.json", "interaction/trace.json", "interaction/video.mp4", "agent_summary.json",
-                     "source/index.html", "server.log", "query.json"):
+                     "source/index.html", "server.log", "query.json", "static/accessibility.json"):
         assert required in paths, required
     assert not (bundle / "INCOMPLETE").exists()
     assert not (bundle / "interaction" / ".frames").exists()
@@ -51,6 +51,8 @@ def test_bundle_is_complete_verified_and_holds_every_kind_of_evidence(tmp_path: 
     assert set(summary) == {"actions_performed", "observations", "overall_observation"}
     assert manifest.tools.browser.startswith("chromium")
     assert "NOT a sandbox" in manifest.tools.sandbox
+    audit = json.loads((bundle / "static" / "accessibility.json").read_text())
+    assert audit["error"] is None and audit["dom_elements"] > 5 and audit["axe_version"] == "4.14.1"
 
 
 def test_video_duration_matches_interaction_wall_time_and_covers_every_step(tmp_path: Path) -> None:

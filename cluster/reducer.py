@@ -1,0 +1,386 @@
+"""The reducer: all outcomes and verdicts of a sweep → tables and a :class:`Reduction`.
+
+Scoring follows the leaderboard's rule: judged runs count with their scores, non-assessable runs
+count as 0.0, infrastructure errors and timeouts are excluded and counted. Every interval
+resamples queries. Reading is one pass over the results log and one read per verdict file.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from itertools import combinations
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from cluster import statistics as st
+from cluster.reduction import (
+    Accessibility,
+    Agreement,
+    CandidateSummary,
+    Interval,
+    JudgeStats,
+    Pairwise,
+    Rating,
+    Reduction,
+    RunRow,
+    SliceCell,
+)
+from cluster.results import ResultsLog
+from cluster.sweep import Sweep, SweepSpec, load_sweep
+from evaluator.errors import ConfigError
+from evaluator.evidence import write_json_atomic
+from evaluator.models import Outcome, OutcomeStatus, Query
+
+SLICES = ("domain", "leaf", "difficulty", "language_group", "kind")
+DIMENSIONS = ("functional", "aesthetic")
+
+
+@dataclass(frozen=True)
+class RunDirectory:
+    """A run directory's sweep and the outcomes of its current plan."""
+
+    name: str
+    candidates: list[str]
+    queries: dict[str, Query]
+    outcomes: list[Outcome]
+    replanned: bool
+    """False when the sweep file could not be re-read; then every recorded outcome is used."""
+
+
+@dataclass
+class _VerdictFacts:
+    judge: str
+    label: str
+    evidence_key: str
+    functional: float
+    aesthetic: float
+    costs: dict[str, float] = field(default_factory=dict)
+
+
+def open_run_directory(run_dir: Path) -> RunDirectory:
+    """The sweep recorded in ``run_dir`` and the outcomes of the runs it plans now.
+
+    The results log keeps outcomes of earlier configurations too (a changed judge or agent makes
+    new run keys); only the runs the sweep plans now are counted.
+    """
+    results, recorded = run_dir / "results.jsonl", run_dir / "sweep.json"
+    if not results.exists() or not recorded.exists():
+        raise ConfigError(f"{run_dir} has no results.jsonl or sweep.json; "
+                          "is it a run directory made by `evalgrid run`?")
+    outcomes = ResultsLog(results).load()
+    saved = json.loads(recorded.read_text(encoding="utf-8"))
+    spec = SweepSpec.model_validate(saved["spec"])
+    candidates = [c.id for c in spec.candidates]
+    try:
+        sweep: Sweep | None = load_sweep(Path(saved["path"]))
+    except ConfigError:
+        sweep = None
+    if sweep is None:
+        return RunDirectory(spec.name, candidates, {}, list(outcomes.values()), replanned=False)
+    keys = [run.run_key for run in sweep.plan()]
+    return RunDirectory(spec.name, candidates, {q.id: q for q in sweep.queries},
+                        [outcomes[k] for k in keys if k in outcomes], replanned=True)
+
+
+def reduce_run_dir(
+    run_dir: Path, *, pass_threshold: float = 6.0, samples: int = 1000, seed: int = 0,
+    human_ratings: Path | None = None,
+) -> tuple[Reduction, list[RunRow]]:
+    """Reduce a run directory: its rows (one per run) and the :class:`Reduction`."""
+    directory = open_run_directory(run_dir)
+    verdicts = _read_verdicts(run_dir / "verdicts")
+    rows = [_row(o, directory.queries.get(o.query_id), verdicts, run_dir) for o in directory.outcomes]
+    humans = _read_human_ratings(human_ratings) if human_ratings else {}
+    reduction = reduce_rows(
+        directory.name, directory.candidates, rows, verdicts, pass_threshold=pass_threshold, samples=samples,
+        seed=seed, human_ratings=humans,
+    )
+    return reduction, rows
+
+
+def reduce_rows(
+    sweep: str, candidates: Sequence[str], rows: Sequence[RunRow], verdicts: dict[str, _VerdictFacts], *,
+    pass_threshold: float, samples: int, seed: int, human_ratings: dict[tuple[str, str], dict[str, float]],
+) -> Reduction:
+    """The reduction of already-flattened rows (``verdicts`` by verdict key, for costs and judges)."""
+    scored = [r for r in rows if r.functional is not None and r.aesthetic is not None]
+    query_ids = sorted({r.query_id for r in rows})
+    qindex = {q: i for i, q in enumerate(query_ids)}
+    cindex = {c: i for i, c in enumerate(candidates)}
+    for r in rows:
+        cindex.setdefault(r.candidate_id, len(cindex))
+    names = list(cindex)
+    overall = np.full((len(query_ids), len(names)), np.nan)
+    for r in scored:
+        overall[qindex[r.query_id], cindex[r.candidate_id]] = (r.functional + r.aesthetic) / 2  # type: ignore[operator]
+
+    summaries = []
+    for offset, name in enumerate(names):
+        mine = [r for r in rows if r.candidate_id == name]
+        mine_scored = [r for r in mine if r.functional is not None]
+        count = {s: sum(r.status == s.value for r in mine) for s in OutcomeStatus}
+        intervals: dict[str, Interval | None] = {"functional": None, "aesthetic": None, "overall": None}
+        if mine_scored:
+            values = {
+                "functional": [float(r.functional or 0.0) for r in mine_scored],
+                "aesthetic": [float(r.aesthetic or 0.0) for r in mine_scored],
+            }
+            values["overall"] = [(f + a) / 2 for f, a in zip(values["functional"], values["aesthetic"], strict=True)]
+            for i, dim in enumerate(("functional", "aesthetic", "overall")):
+                m = st.bootstrap_mean(values[dim], samples=samples, seed=seed + 7919 * offset + i)
+                intervals[dim] = Interval(mean=round(m.mean, 4), low=round(m.low, 4), high=round(m.high, 4), n=m.n)
+        summaries.append(CandidateSummary(
+            rank=0, candidate_id=name, runs=len(mine), judged=count[OutcomeStatus.JUDGED],
+            non_assessable=count[OutcomeStatus.NON_ASSESSABLE], infra_error=count[OutcomeStatus.INFRA_ERROR],
+            timeout=count[OutcomeStatus.TIMEOUT], functional=intervals["functional"],
+            aesthetic=intervals["aesthetic"], overall=intervals["overall"],
+            pass_rate=(round(st.pass_rate([(float(r.functional or 0) + float(r.aesthetic or 0)) / 2
+                                            for r in mine_scored], pass_threshold), 4) if mine_scored else None),
+            failure_costs=_failure_costs(mine_scored, verdicts),
+            accessibility=_accessibility(mine),
+        ))
+    summaries.sort(key=lambda s: (s.overall is None, -(s.overall.mean if s.overall else 0.0), s.candidate_id))
+    summaries = [s.model_copy(update={"rank": i + 1}) for i, s in enumerate(summaries)]
+
+    return Reduction(
+        sweep=sweep, judge_labels=sorted({v.label for v in verdicts.values()}), pass_threshold=pass_threshold,
+        bootstrap_samples=samples, candidates=summaries, slices=_slices(scored, names),
+        pairwise=_pairwise(overall, names), ratings=_ratings(overall, names, samples, seed),
+        judges=_judge_stats(verdicts, {r.evidence_key for r in rows if r.evidence_key}),
+        judge_agreement=_judge_agreement(verdicts, {r.evidence_key for r in rows if r.evidence_key}),
+        human_agreement=_human_agreement(rows, verdicts, human_ratings),
+    )
+
+
+def write_tables(out_dir: Path, rows: Sequence[RunRow], reduction: Reduction) -> list[Path]:
+    """Exports: runs as Parquet, CSV and JSON; the reduction as JSON. Returns the files written."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    records = [r.model_dump(mode="json") for r in rows]
+    columns = list(RunRow.model_fields)
+    table = pa.Table.from_pylist(records, schema=_ROW_SCHEMA) if records else _ROW_SCHEMA.empty_table()
+    pq.write_table(table, out_dir / "runs.parquet")
+    with (out_dir / "runs.csv").open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.DictWriter(handle, fieldnames=columns)
+        writer.writeheader()
+        writer.writerows(records)
+    write_json_atomic(out_dir / "runs.json", records)
+    write_json_atomic(out_dir / "reduction.json", reduction)
+    return [out_dir / n for n in ("runs.parquet", "runs.csv", "runs.json", "reduction.json")]
+
+
+_ROW_SCHEMA = pa.schema([
+    (name, pa.float64() if name in ("functional", "aesthetic") else
+     pa.int64() if name in ("axe_violations", "dom_elements") else pa.string())
+    for name in RunRow.model_fields
+])
+
+
+def _read_verdicts(directory: Path) -> dict[str, _VerdictFacts]:
+    facts: dict[str, _VerdictFacts] = {}
+    if not directory.is_dir():
+        return facts
+    for path in directory.glob("*.json"):
+        data = json.loads(path.read_text(encoding="utf-8"))
+        judge = data["judge"]
+        costs: dict[str, float] = defaultdict(float)
+        for a in data.get("attributions", []):
+            costs[a["category"]] += float(a["deduction"])
+        facts[data["verdict_key"]] = _VerdictFacts(
+            judge=f"{judge['name']}:{judge['rubric_version']}" + (f":{judge['model_id']}" if judge.get("model_id")
+                                                                   else ""),
+            label=data["label"], evidence_key=data["evidence_key"], functional=float(data["functional"]),
+            aesthetic=float(data["aesthetic"]), costs=dict(costs),
+        )
+    return facts
+
+
+def _row(outcome: Outcome, query: Query | None, verdicts: dict[str, _VerdictFacts], run_dir: Path) -> RunRow:
+    scored = outcome.status in (OutcomeStatus.JUDGED, OutcomeStatus.NON_ASSESSABLE)
+    verdict = verdicts.get(outcome.verdict_key or "")
+    axe = _axe_counts(run_dir, outcome.evidence_key)
+    return RunRow(
+        run_key=outcome.run_key, candidate_id=outcome.candidate_id, query_id=outcome.query_id,
+        brief=query.brief if query else "", domain=query.domain if query else "unknown",
+        leaf=query.leaf if query else "unknown", difficulty=query.difficulty.value if query else "unknown",
+        language=query.language if query else "unknown",
+        language_group=query.language_group.value if query else "unknown",
+        kind=query.kind.value if query else "unknown", status=outcome.status.value,
+        reason_code=outcome.reason.code.value, reason_detail=outcome.reason.detail[:500],
+        judge=verdict.judge if verdict else None,
+        functional=(outcome.functional or 0.0) if scored else None,
+        aesthetic=(outcome.aesthetic or 0.0) if scored else None,
+        evidence_key=outcome.evidence_key, verdict_key=outcome.verdict_key,
+        axe_violations=axe[0] if axe else None, dom_elements=axe[1] if axe else None,
+    )
+
+
+def _axe_counts(run_dir: Path, evidence_key: str | None) -> tuple[int, int] | None:
+    if not evidence_key:
+        return None
+    # Plain string paths: this runs once per run, and pathlib's overhead dominated it.
+    path = os.path.join(run_dir, "evidence", evidence_key, "static", "accessibility.json")
+    if not os.path.isfile(path):
+        return None
+    with open(path, encoding="utf-8") as handle:
+        data = json.load(handle)
+    if data.get("error"):
+        return None
+    return sum(int(v["nodes"]) for v in data["violations"]), int(data["dom_elements"])
+
+
+def _failure_costs(rows: Sequence[RunRow], verdicts: dict[str, _VerdictFacts]) -> dict[str, float]:
+    totals: dict[str, float] = defaultdict(float)
+    for r in rows:
+        verdict = verdicts.get(r.verdict_key or "")
+        if verdict is not None:
+            for category, cost in verdict.costs.items():
+                totals[category] += cost
+        elif r.status == OutcomeStatus.NON_ASSESSABLE.value:
+            totals[f"non_assessable:{r.reason_code}"] += 16.0  # both dimensions at 0.0 from 8.0
+    per_run = {k: round(v / len(rows), 4) for k, v in totals.items()} if rows else {}
+    return dict(sorted(per_run.items(), key=lambda kv: (-kv[1], kv[0])))
+
+
+def _accessibility(rows: Sequence[RunRow]) -> Accessibility | None:
+    measured = [r for r in rows if r.axe_violations is not None and r.dom_elements is not None]
+    if not measured:
+        return None
+    m = st.webaccess_metrics([int(r.axe_violations or 0) for r in measured],
+                             [int(r.dom_elements or 0) for r in measured])
+    return Accessibility(artifacts=m.artifacts, mean_defects=round(m.mean_defects, 4),
+                         clean_rate=round(m.clean_rate, 2), mean_dom_elements=round(m.mean_dom_elements, 2),
+                         defects_per_100_elements=round(m.defects_per_100_elements, 4), score=m.score)
+
+
+def _slices(scored: Sequence[RunRow], names: Sequence[str]) -> list[SliceCell]:
+    cells: dict[tuple[str, str, str], list[tuple[float, float]]] = defaultdict(list)
+    for r in scored:
+        for dim in SLICES:
+            cells[(dim, str(getattr(r, dim)), r.candidate_id)].append((float(r.functional or 0),
+                                                                       float(r.aesthetic or 0)))
+    order = {n: i for i, n in enumerate(names)}
+    out = []
+    for (dim, value, name), pairs in sorted(cells.items(), key=lambda kv: (SLICES.index(kv[0][0]), kv[0][1],
+                                                                           order.get(kv[0][2], 0))):
+        f = float(np.mean([p[0] for p in pairs]))
+        a = float(np.mean([p[1] for p in pairs]))
+        out.append(SliceCell(slice=dim, value=value, candidate_id=name, n=len(pairs), functional=round(f, 4),
+                             aesthetic=round(a, 4), overall=round((f + a) / 2, 4)))
+    return out
+
+
+def _pairwise(overall: np.ndarray, names: Sequence[str]) -> list[Pairwise]:
+    out = []
+    for i, j in combinations(range(len(names)), 2):
+        if not (np.isfinite(overall[:, i]) & np.isfinite(overall[:, j])).any():
+            continue  # no query scored for both (e.g. one had only infrastructure errors): nothing to compare
+        w = st.win_counts(overall[:, i].tolist(), overall[:, j].tolist())
+        out.append(Pairwise(a=names[i], b=names[j], wins=w.wins, losses=w.losses, ties=w.ties,
+                            win_rate=round(w.win_rate, 4)))
+    return out
+
+
+def _ratings(overall: np.ndarray, names: Sequence[str], samples: int, seed: int) -> list[Rating]:
+    # A candidate with no scored query would get the field's average rating with an empty interval,
+    # which reads like data: it is left out instead.
+    rated = [i for i in range(len(names)) if np.isfinite(overall[:, i]).any()]
+    if len(rated) < 2:
+        return []
+    intervals = st.bradley_terry_bootstrap(overall[:, rated], samples=min(samples, 200), seed=seed)
+    ratings = [Rating(candidate_id=names[i], elo=round(r.rating, 1), low=round(r.low, 1), high=round(r.high, 1))
+               for i, r in zip(rated, intervals, strict=True)]
+    return sorted(ratings, key=lambda r: -r.elo)
+
+
+def _by_judge(verdicts: dict[str, _VerdictFacts], evidence: set[str]) -> dict[str, dict[str, _VerdictFacts]]:
+    grouped: dict[str, dict[str, _VerdictFacts]] = defaultdict(dict)
+    for v in verdicts.values():
+        if v.evidence_key in evidence:
+            grouped[v.judge][v.evidence_key] = v
+    return grouped
+
+
+def _judge_stats(verdicts: dict[str, _VerdictFacts], evidence: set[str]) -> list[JudgeStats]:
+    out = []
+    for judge, items in sorted(_by_judge(verdicts, evidence).items()):
+        for dim in DIMENSIONS:
+            values = np.array([getattr(v, dim) for v in items.values()], dtype=float)
+            out.append(JudgeStats(judge=judge, dimension=dim, n=len(values), mean=round(float(values.mean()), 4),
+                                  variance=round(float(values.var(ddof=1)) if len(values) > 1 else 0.0, 4)))
+    return out
+
+
+def _judge_agreement(verdicts: dict[str, _VerdictFacts], evidence: set[str]) -> list[Agreement]:
+    grouped = _by_judge(verdicts, evidence)
+    out = []
+    for a, b in combinations(sorted(grouped), 2):
+        shared = sorted(set(grouped[a]) & set(grouped[b]))
+        if not shared:
+            continue
+        for dim in DIMENSIONS:
+            x = [getattr(grouped[a][k], dim) for k in shared]
+            y = [getattr(grouped[b][k], dim) for k in shared]
+            out.append(Agreement(rater_a=a, rater_b=b, dimension=dim, n=len(shared),
+                                 kappa=_round(st.quadratic_weighted_kappa(x, y))))
+    return out
+
+
+def _human_agreement(rows: Sequence[RunRow], verdicts: dict[str, _VerdictFacts],
+                     humans: dict[tuple[str, str], dict[str, float]]) -> list[Agreement]:
+    if not humans:
+        return []
+    pairs: dict[str, dict[str, list[tuple[float, float]]]] = defaultdict(lambda: defaultdict(list))
+    for r in rows:
+        human = humans.get((r.candidate_id, r.query_id))
+        verdict = verdicts.get(r.verdict_key or "")
+        if human is None or verdict is None:
+            continue
+        for dim in DIMENSIONS:
+            if dim in human:
+                pairs[verdict.judge][dim].append((getattr(verdict, dim), human[dim]))
+    out = []
+    for judge, dims in sorted(pairs.items()):
+        for dim, values in sorted(dims.items()):
+            x, y = [p[0] for p in values], [p[1] for p in values]
+            out.append(Agreement(rater_a=judge, rater_b="human", dimension=dim, n=len(values),
+                                 kappa=_round(st.quadratic_weighted_kappa(x, y)), pearson=_round(st.pearson(x, y)),
+                                 spearman=_round(st.spearman(x, y)), kendall=_round(st.kendall_tau_b(x, y))))
+    return out
+
+
+def _read_human_ratings(path: Path) -> dict[tuple[str, str], dict[str, float]]:
+    """CSV with columns candidate_id, query_id and functional and/or aesthetic (0.0-8.0)."""
+    if not path.is_file():
+        raise ConfigError(f"human ratings file {path} does not exist")
+    ratings: dict[tuple[str, str], dict[str, float]] = {}
+    with path.open(newline="", encoding="utf-8") as handle:
+        reader = csv.DictReader(handle)
+        needed = {"candidate_id", "query_id"}
+        if not reader.fieldnames or not needed <= set(reader.fieldnames) or not set(DIMENSIONS) & set(
+                reader.fieldnames):
+            raise ConfigError(f"{path}: needs columns candidate_id, query_id and functional and/or aesthetic")
+        for line, record in enumerate(reader, start=2):
+            scores: dict[str, float] = {}
+            for dim in DIMENSIONS:
+                if record.get(dim) not in (None, ""):
+                    try:
+                        value = float(record[dim])
+                    except ValueError as exc:
+                        raise ConfigError(f"{path}:{line}: {dim} {record[dim]!r} is not a number") from exc
+                    if not 0.0 <= value <= 8.0:
+                        raise ConfigError(f"{path}:{line}: {dim} {value} is outside 0.0-8.0")
+                    scores[dim] = value
+            ratings[(record["candidate_id"], record["query_id"])] = scores
+    return ratings
+
+
+def _round(value: float | None) -> float | None:
+    return None if value is None else round(value, 4)

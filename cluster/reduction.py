@@ -1,0 +1,234 @@
+"""Records the reducer writes and the report reads: the wire format between the two.
+
+``runs.parquet`` (and ``runs.json``) hold one :class:`RunRow` per run; ``reduction.json`` holds a
+:class:`Reduction`. Scores are on Cookie-Frame's 0.0-8.0 scale; intervals are 95% bootstrap
+intervals resampling queries.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+
+
+class RunRow(_Model):
+    """One run, flattened for tables, exports and the report's run pages."""
+
+    run_key: str
+    """Content key of the run."""
+    candidate_id: str
+    """Candidate."""
+    query_id: str
+    """Query."""
+    brief: str
+    """The query's brief."""
+    domain: str
+    """Query domain."""
+    leaf: str
+    """Query leaf category."""
+    difficulty: str
+    """easy / medium / hard."""
+    language: str
+    """Target language tag."""
+    language_group: str
+    """english / chinese / other."""
+    kind: str
+    """static_presentation / interactive_application."""
+    status: str
+    """judged / non_assessable / infra_error / timeout."""
+    reason_code: str
+    """Classified reason of the outcome."""
+    reason_detail: str
+    """The reason, for a person."""
+    judge: str | None
+    """Judge version that issued the verdict, when judged."""
+    functional: float | None
+    """Functional score (non-assessable runs: 0.0; excluded runs: null)."""
+    aesthetic: float | None
+    """Aesthetic score (non-assessable runs: 0.0; excluded runs: null)."""
+    evidence_key: str | None
+    """Evidence bundle, relative to the run directory as ``evidence/<key>``."""
+    verdict_key: str | None
+    """Verdict file, relative to the run directory as ``verdicts/<key>.json``."""
+    axe_violations: int | None
+    """axe-core violations (instances: one per affected element), when measured."""
+    dom_elements: int | None
+    """DOM element count when axe ran."""
+
+
+class Interval(_Model):
+    """A mean with its 95% bootstrap interval."""
+
+    mean: float
+    """Point estimate."""
+    low: float
+    """Lower bound (2.5th percentile of the bootstrap)."""
+    high: float
+    """Upper bound (97.5th percentile)."""
+    n: int
+    """Number of observations (queries)."""
+
+
+class Accessibility(_Model):
+    """WebAccessBench's metrics for one candidate."""
+
+    artifacts: int
+    """Artifacts measured with axe-core."""
+    mean_defects: float
+    """E: mean defect instances per artifact."""
+    clean_rate: float
+    """Z: percentage of artifacts with zero defects."""
+    mean_dom_elements: float
+    """D: mean DOM element count."""
+    defects_per_100_elements: float
+    """R_dom: defects per 100 DOM elements (E when D is 0)."""
+    score: int
+    """WebAccessBench's overall 0-100 score: 0.5·Q_err + 0.3·Q_dom + 0.2·Z, rounded."""
+
+
+class CandidateSummary(_Model):
+    """One candidate across the sweep."""
+
+    rank: int
+    """1 is best, by overall mean."""
+    candidate_id: str
+    """The candidate."""
+    runs: int
+    """Runs with an outcome."""
+    judged: int
+    """Runs with a verdict."""
+    non_assessable: int
+    """Runs scored 0.0 because the answer held nothing runnable."""
+    infra_error: int
+    """Runs lost to the infrastructure (excluded from means)."""
+    timeout: int
+    """Runs that hit the time limit (excluded from means)."""
+    functional: Interval | None
+    """Functional mean with its interval."""
+    aesthetic: Interval | None
+    """Aesthetic mean with its interval."""
+    overall: Interval | None
+    """Mean of functional and aesthetic, with its interval."""
+    pass_rate: float | None
+    """Share of scored runs whose overall score reaches the pass threshold."""
+    failure_costs: dict[str, float] = Field(default_factory=dict)
+    """Failure category → points lost per scored run (both dimensions), largest first."""
+    accessibility: Accessibility | None = None
+    """axe-core metrics, when measured."""
+
+
+class SliceCell(_Model):
+    """A candidate's means on one slice of the queries."""
+
+    slice: str
+    """Slice dimension: domain, leaf, difficulty, language_group or kind."""
+    value: str
+    """Slice value."""
+    candidate_id: str
+    """The candidate."""
+    n: int
+    """Scored runs in the cell."""
+    functional: float
+    """Mean functional score."""
+    aesthetic: float
+    """Mean aesthetic score."""
+    overall: float
+    """Mean overall score."""
+
+
+class Pairwise(_Model):
+    """Head-to-head over the queries both candidates were scored on."""
+
+    a: str
+    """First candidate."""
+    b: str
+    """Second candidate."""
+    wins: int
+    """Queries where a scored higher overall."""
+    losses: int
+    """Queries where b scored higher."""
+    ties: int
+    """Equal scores."""
+    win_rate: float
+    """(wins + ties / 2) / queries."""
+
+
+class Rating(_Model):
+    """Bradley-Terry rating on the Elo scale (anchored so the mean rating is 1000)."""
+
+    candidate_id: str
+    """The candidate."""
+    elo: float
+    """Rating."""
+    low: float
+    """Lower bound of the 95% bootstrap interval."""
+    high: float
+    """Upper bound."""
+
+
+class JudgeStats(_Model):
+    """One judge's scores over the runs it judged."""
+
+    judge: str
+    """Judge version."""
+    dimension: str
+    """functional or aesthetic."""
+    n: int
+    """Verdicts."""
+    mean: float
+    """Mean score."""
+    variance: float
+    """Sample variance of the scores."""
+
+
+class Agreement(_Model):
+    """Agreement between two raters (two judges, or a judge and humans) on one dimension."""
+
+    rater_a: str
+    """First rater (judge version)."""
+    rater_b: str
+    """Second rater (judge version, or ``human``)."""
+    dimension: str
+    """functional or aesthetic."""
+    n: int
+    """Runs rated by both."""
+    kappa: float | None
+    """Quadratic-weighted Cohen's kappa on scores rounded to half points."""
+    pearson: float | None = None
+    """Pearson correlation (judge-human only)."""
+    spearman: float | None = None
+    """Spearman correlation (judge-human only)."""
+    kendall: float | None = None
+    """Kendall's tau-b (judge-human only)."""
+
+
+class Reduction(_Model):
+    """Everything the reducer concluded about a sweep."""
+
+    version: int = 1
+    """Format version."""
+    sweep: str
+    """Sweep name."""
+    judge_labels: list[str]
+    """Labels of the judges behind the scores."""
+    pass_threshold: float
+    """Overall score a run needs to pass."""
+    bootstrap_samples: int
+    """Bootstrap resamples behind every interval."""
+    candidates: list[CandidateSummary]
+    """Candidates, best first."""
+    slices: list[SliceCell]
+    """Per-slice means."""
+    pairwise: list[Pairwise]
+    """Head-to-head win rates."""
+    ratings: list[Rating]
+    """Bradley-Terry ratings, best first."""
+    judges: list[JudgeStats]
+    """Per-judge means and variances."""
+    judge_agreement: list[Agreement]
+    """Between every pair of judges that scored the same runs."""
+    human_agreement: list[Agreement]
+    """Between each judge and the human ratings, when given."""
