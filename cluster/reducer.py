@@ -41,6 +41,9 @@ from evaluator.models import Outcome, OutcomeStatus, Query
 
 SLICES = ("domain", "leaf", "difficulty", "language_group", "kind")
 DIMENSIONS = ("functional", "aesthetic")
+# Slices multiply the cells (5 dimensions × their values × candidates): their intervals use fewer
+# resamples so a 100,000-run sweep still reduces in seconds.
+_SLICE_SAMPLES = 200
 
 
 @dataclass(frozen=True)
@@ -152,7 +155,8 @@ def reduce_rows(
 
     return Reduction(
         sweep=sweep, judge_labels=sorted({v.label for v in verdicts.values()}), pass_threshold=pass_threshold,
-        bootstrap_samples=samples, candidates=summaries, slices=_slices(scored, names),
+        bootstrap_samples=samples, candidates=summaries,
+        slices=_slices(scored, names, threshold=pass_threshold, samples=min(samples, _SLICE_SAMPLES), seed=seed),
         pairwise=_pairwise(overall, names), ratings=_ratings(overall, names, samples, seed),
         judges=_judge_stats(verdicts, {r.evidence_key for r in rows if r.evidence_key}),
         judge_agreement=_judge_agreement(verdicts, {r.evidence_key for r in rows if r.evidence_key}),
@@ -260,20 +264,28 @@ def _accessibility(rows: Sequence[RunRow]) -> Accessibility | None:
                          defects_per_100_elements=round(m.defects_per_100_elements, 4), score=m.score)
 
 
-def _slices(scored: Sequence[RunRow], names: Sequence[str]) -> list[SliceCell]:
-    cells: dict[tuple[str, str, str], list[tuple[float, float]]] = defaultdict(list)
+def _slices(scored: Sequence[RunRow], names: Sequence[str], *, threshold: float, samples: int,
+            seed: int) -> list[SliceCell]:
+    cells: dict[tuple[str, str, str], list[RunRow]] = defaultdict(list)
     for r in scored:
         for dim in SLICES:
-            cells[(dim, str(getattr(r, dim)), r.candidate_id)].append((float(r.functional or 0),
-                                                                       float(r.aesthetic or 0)))
+            cells[(dim, str(getattr(r, dim)), r.candidate_id)].append(r)
     order = {n: i for i, n in enumerate(names)}
     out = []
-    for (dim, value, name), pairs in sorted(cells.items(), key=lambda kv: (SLICES.index(kv[0][0]), kv[0][1],
-                                                                           order.get(kv[0][2], 0))):
-        f = float(np.mean([p[0] for p in pairs]))
-        a = float(np.mean([p[1] for p in pairs]))
-        out.append(SliceCell(slice=dim, value=value, candidate_id=name, n=len(pairs), functional=round(f, 4),
-                             aesthetic=round(a, 4), overall=round((f + a) / 2, 4)))
+    keys = sorted(cells, key=lambda k: (SLICES.index(k[0]), k[1], order.get(k[2], 0)))
+    for i, (dim, value, name) in enumerate(keys):
+        rows = cells[(dim, value, name)]
+        f = [float(r.functional or 0.0) for r in rows]
+        a = [float(r.aesthetic or 0.0) for r in rows]
+        fi, ai = (st.bootstrap_mean(v, samples=samples, seed=seed + 2 * i + j) for j, v in enumerate((f, a)))
+        out.append(SliceCell(
+            slice=dim, value=value, candidate_id=name, n=len(rows), functional=round(fi.mean, 4),
+            aesthetic=round(ai.mean, 4), overall=round((fi.mean + ai.mean) / 2, 4),
+            functional_ci=Interval(mean=round(fi.mean, 4), low=round(fi.low, 4), high=round(fi.high, 4), n=fi.n),
+            aesthetic_ci=Interval(mean=round(ai.mean, 4), low=round(ai.low, 4), high=round(ai.high, 4), n=ai.n),
+            pass_rate=round(st.pass_rate([(x + y) / 2 for x, y in zip(f, a, strict=True)], threshold), 4),
+            non_assessable=sum(r.status == OutcomeStatus.NON_ASSESSABLE.value for r in rows),
+        ))
     return out
 
 

@@ -137,6 +137,14 @@ class SliceCell(_Model):
     """Mean aesthetic score."""
     overall: float
     """Mean overall score."""
+    functional_ci: Interval | None = None
+    """Functional mean with its bootstrap interval (fewer resamples than the candidate intervals)."""
+    aesthetic_ci: Interval | None = None
+    """Aesthetic mean with its bootstrap interval."""
+    pass_rate: float | None = None
+    """Share of the cell's scored runs whose overall score reaches the pass threshold."""
+    non_assessable: int = 0
+    """Scored runs in the cell that were non-assessable (counted as 0.0)."""
 
 
 class Pairwise(_Model):

@@ -120,3 +120,16 @@ def test_a_candidate_with_no_scored_run_is_counted_but_not_compared_or_rated(tmp
     assert lost.infra_error == 60 and lost.overall is None and lost.rank == 3
     assert {r.candidate_id for r in reduction.ratings} == {"model-01", "model-02"}
     assert all("model-00" not in (p.a, p.b) for p in reduction.pairwise)
+
+
+def test_slices_carry_intervals_pass_rates_and_non_assessable_counts(synthetic: Path) -> None:
+    reduction, rows = reduce_run_dir(synthetic, samples=300, pass_threshold=5.0)
+    cells = [s for s in reduction.slices if s.slice == "kind" and s.candidate_id == "model-01"]
+    assert sum(c.n for c in cells) == 60
+    for cell in cells:
+        mine = [r for r in rows if r.candidate_id == "model-01" and r.kind == cell.value]
+        assert cell.functional_ci is not None and cell.aesthetic_ci is not None
+        assert cell.functional_ci.low <= cell.functional <= cell.functional_ci.high
+        expected = sum(((r.functional or 0) + (r.aesthetic or 0)) / 2 >= 5.0 for r in mine) / len(mine)
+        assert cell.pass_rate == pytest.approx(expected, abs=1e-4)
+        assert cell.non_assessable == sum(r.status == "non_assessable" for r in mine)
