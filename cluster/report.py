@@ -677,7 +677,7 @@ def _player(bundle: _Bundle) -> str:
         return '<p class="empty" id="no-video">No screen video in this bundle.</p>'
     return (f'<video controls id="video" preload="auto" playsinline src="{video}"></video>'
             '<p class="hint">Buttons marked ▶ show the video at that moment. The video is the agent\'s '
-            "interaction; the page was frozen while the agent decided, so no time passes between steps.</p>")
+            "interaction; while the agent decided, the page was frozen, so it stands still in those stretches.</p>")
 
 
 def _ref(ref: EvidenceRef, bundle: _Bundle | None, steps: set[int]) -> str:
