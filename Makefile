@@ -1,22 +1,26 @@
 # evalgrid — the two commands a fresh Debian machine needs (as root): `make demo` and `make test`.
-# Both do all set-up first: Debian's Chromium, ffmpeg and CJK fonts when missing, then the venv.
+# Both do all set-up first: Debian's Chromium, ffmpeg, CJK fonts, the Docker engine when missing,
+# the venv, and the sandbox image (built offline from debootstrap; Docker Hub is not needed).
 
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMPS := .make-stamps
-APT_PACKAGES := chromium ffmpeg fonts-noto-cjk fonts-noto-color-emoji fonts-liberation fonts-dejavu-core
+APT_PACKAGES := chromium ffmpeg fonts-noto-cjk fonts-noto-color-emoji fonts-liberation fonts-dejavu-core \
+                docker.io debootstrap pulseaudio
 
-.PHONY: setup system venv demo test lint bench clean
+.PHONY: setup system docker images venv demo test lint bench clean
 
-setup: system venv
+setup: system docker venv images
 
 # System packages: Debian's Chromium (Playwright cannot download its own browser offline),
 # ffmpeg to encode the screen video, fonts that cover the queries' languages.
 system: $(STAMPS)/system
 $(STAMPS)/system:
 	@mkdir -p $(STAMPS)
-	@if command -v chromium >/dev/null && command -v ffmpeg >/dev/null && fc-list 2>/dev/null | grep -qi "Noto Sans CJK" && fc-list 2>/dev/null | grep -qi "Noto Color Emoji"; then \
+	@if command -v chromium >/dev/null && command -v ffmpeg >/dev/null && command -v dockerd >/dev/null \
+		&& command -v debootstrap >/dev/null && command -v pulseaudio >/dev/null \
+		&& fc-list 2>/dev/null | grep -qi "Noto Sans CJK" && fc-list 2>/dev/null | grep -qi "Noto Color Emoji"; then \
 		echo "system packages present"; \
 	elif [ "$$(id -u)" = 0 ]; then \
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(APT_PACKAGES); \
@@ -24,6 +28,22 @@ $(STAMPS)/system:
 		echo "error: need Debian packages $(APT_PACKAGES); run 'make setup' as root or install them" >&2; exit 1; \
 	fi
 	@touch $@
+
+# The Docker engine: started here when it is not running (a fresh machine has no init system for it).
+docker: system
+	@if docker info >/dev/null 2>&1; then echo "docker engine running"; \
+	elif [ "$$(id -u)" = 0 ]; then \
+		echo "starting dockerd (log: /var/log/evalgrid-dockerd.log)"; \
+		nohup dockerd >/var/log/evalgrid-dockerd.log 2>&1 & \
+		for i in $$(seq 1 60); do docker info >/dev/null 2>&1 && break; sleep 1; done; \
+		docker info >/dev/null 2>&1 || { echo "error: dockerd did not start; see /var/log/evalgrid-dockerd.log" >&2; exit 1; }; \
+	else \
+		echo "error: the Docker engine is not running; start it (or run 'make setup' as root)" >&2; exit 1; \
+	fi
+
+# The sandbox image (images/build.sh; EXTRA_CA=/path/ca.crt adds a CA for TLS-intercepting proxies).
+images: docker
+	images/build.sh
 
 venv: $(STAMPS)/venv
 $(STAMPS)/venv: pyproject.toml

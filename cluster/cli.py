@@ -6,6 +6,7 @@ import argparse
 import asyncio
 import json
 import sys
+import time
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
@@ -13,13 +14,24 @@ from pathlib import Path
 from pydantic import BaseModel
 from rich.console import Console
 from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TaskID,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
 
+from cluster.docker_sandbox import collect_garbage
+from cluster.grid import RayOptions
 from cluster.leaderboard import build_leaderboard, leaderboard_markdown, leaderboard_table
+from cluster.ledger import Ledger
 from cluster.reducer import RunDirectory, open_run_directory, reduce_run_dir, write_tables
 from cluster.reduction import Reduction, RunRow
 from cluster.report import write_report
-from cluster.runner import run_sweep
+from cluster.runner import GridOptions, Scheduler, SweepResult, run_sweep
 from cluster.show import run_panel
 from cluster.sweep import SweepSpec, load_sweep
 from evaluator.errors import ConfigError, EvalgridError
@@ -43,6 +55,8 @@ SCHEMAS: dict[str, type[BaseModel]] = {
 
 _EPILOG = """examples:
   evalgrid run fixtures/sweeps/demo.yaml            run (or resume) the demo sweep into runs/demo
+  evalgrid run sweep.yaml --workers 8 --ray-address auto   on a Ray cluster, 8 sandboxes
+  evalgrid sandbox gc                                remove sandbox containers left by killed drivers
   evalgrid status runs/demo                          outcome counts of a run directory
   evalgrid leaderboard runs/demo                     print the leaderboard again
   evalgrid report runs/demo                          static HTML report in runs/demo/report
@@ -82,9 +96,28 @@ def _parser() -> argparse.ArgumentParser:
                                      "(artifacts, evidence, verdicts) are reused.")
     run.add_argument("sweep", type=Path, help="sweep file (YAML); see `evalgrid schema SweepSpec`")
     run.add_argument("--run-dir", type=Path, help="where outputs go (default: runs/<sweep name>)")
-    run.add_argument("--concurrency", type=int, help="runs in flight at once (overrides the sweep file)")
+    run.add_argument("--workers", "--concurrency", dest="workers", type=int,
+                     help="sandboxes (runs in flight) at once (overrides the sweep's concurrency)")
+    run.add_argument("--sandbox", choices=["docker", "local"],
+                     help="docker: hardened containers with no network (default from the sweep file, docker); "
+                          "local: this machine's Chromium on loopback, NOT a sandbox")
+    run.add_argument("--scheduler", choices=["ray", "local"], default="ray",
+                     help="ray: SandboxWorker actors (default); local: workers in this process (no Ray)")
+    run.add_argument("--ray-address", help="Ray cluster to join, e.g. 'auto' inside a RayCluster "
+                                           "(default: start a local Ray instance)")
+    run.add_argument("--shard-size", type=int, default=1,
+                     help="runs per actor call (default 1; raise it for very short runs)")
     run.add_argument("--no-progress", action="store_true", help="no live progress bar (for logs and CI)")
     run.set_defaults(handler=_cmd_run)
+
+    sandbox = sub.add_parser("sandbox", help="manage sandbox containers")
+    sandbox_sub = sandbox.add_subparsers(dest="action", required=True, metavar="ACTION")
+    gc = sandbox_sub.add_parser("gc", help="remove sandbox containers whose owner process is gone",
+                                description="Remove evalgrid sandbox containers left behind by a driver or "
+                                            "worker that died (even by SIGKILL). Containers of live processes "
+                                            "are kept unless --all is given.")
+    gc.add_argument("--all", action="store_true", help="remove every evalgrid sandbox container on this engine")
+    gc.set_defaults(handler=_cmd_sandbox_gc)
 
     status = sub.add_parser("status", help="outcome counts of a run directory")
     status.add_argument("run_dir", type=Path)
@@ -120,21 +153,37 @@ def _parser() -> argparse.ArgumentParser:
 
 def _cmd_run(args: argparse.Namespace, console: Console) -> int:
     sweep = load_sweep(args.sweep)
-    if args.concurrency is not None:
-        if not 1 <= args.concurrency <= 32:
-            raise ConfigError("--concurrency must be between 1 and 32")
-        sweep = type(sweep)(spec=sweep.spec.model_copy(update={"concurrency": args.concurrency}),
-                            path=sweep.path, queries=sweep.queries)
+    update: dict[str, object] = {}
+    if args.workers is not None:
+        if not 1 <= args.workers <= 32:
+            raise ConfigError("--workers must be between 1 and 32")
+        update["concurrency"] = args.workers
+    if args.sandbox is not None:
+        update["sandbox"] = sweep.spec.sandbox.model_copy(update={"backend": args.sandbox})
+    if args.shard_size < 1:
+        raise ConfigError("--shard-size must be at least 1")
+    if update:
+        sweep = type(sweep)(spec=sweep.spec.model_copy(update=update), path=sweep.path, queries=sweep.queries)
     run_dir: Path = args.run_dir or Path("runs") / sweep.spec.name
     console.print(f"sweep [bold]{sweep.spec.name}[/]: {len(sweep.spec.candidates)} candidates × "
                   f"{len(sweep.queries)} queries = {sweep.size} runs → {run_dir}", highlight=False)
-    console.print("[yellow]sandbox: local backend — apps run in this machine's Chromium with requests "
-                  "confined to loopback; this is NOT a container sandbox.[/]")
+    box = sweep.spec.sandbox
+    if box.backend == "local":
+        console.print("[yellow]sandbox: local backend — apps run in this machine's Chromium with requests "
+                      "confined to loopback; this is NOT a container sandbox.[/]")
+    else:
+        console.print(f"sandbox: docker {box.image} — no network, non-root, read-only root, all capabilities "
+                      f"dropped, memory {box.memory}, cpus {box.cpus}, pids {box.pids}", highlight=False)
+    grid = GridOptions(scheduler=args.scheduler, workers=sweep.spec.concurrency,
+                       ray=RayOptions(shard_size=args.shard_size, address=args.ray_address))
+    console.print(f"scheduler: {args.scheduler}, {sweep.spec.concurrency} worker(s)", highlight=False)
     progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                         TextColumn("{task.fields[counts]}"), TimeElapsedColumn(), TextColumn("ETA"),
-                        TimeRemainingColumn(), console=console, disable=args.no_progress)
+                        TimeRemainingColumn(), TextColumn("{task.fields[rate]}"), console=console,
+                        disable=args.no_progress)
     counts: Counter[str] = Counter()
-    task = progress.add_task("runs", total=sweep.size, counts="")
+    task = progress.add_task("runs", total=sweep.size, counts="", rate="")
+    workers_task = progress.add_task("workers", total=None, counts="starting ...", rate="", visible=False)
 
     def on_start(total: int, skipped: int) -> None:
         if skipped:
@@ -150,8 +199,35 @@ def _cmd_run(args: argparse.Namespace, console: Console) -> int:
             console.print(f"  {outcome.candidate_id} × {outcome.query_id}: {outcome.status.value} {score}",
                           highlight=False)
 
+    started = time.monotonic()
+    done_here = 0
+
+    def count(outcome: Outcome) -> None:
+        nonlocal done_here
+        done_here += 1
+        rate = done_here / max(time.monotonic() - started, 1e-6) * 60
+        progress.update(task, rate=f"{rate:.1f} runs/min")
+        on_outcome(outcome)
+
+    async def main() -> SweepResult:
+        watch: list[asyncio.Task[None]] = []
+
+        def on_scheduler(scheduler: Scheduler) -> None:
+            watch.append(asyncio.create_task(_watch_workers(scheduler, progress, workers_task)))
+
+        try:
+            return await run_sweep(sweep, run_dir, grid=grid, on_start=on_start, on_outcome=count,
+                                   on_scheduler=on_scheduler)
+        finally:
+            for watcher in watch:
+                watcher.cancel()
+
     with progress:
-        result = asyncio.run(run_sweep(sweep, run_dir, on_start=on_start, on_outcome=on_outcome))
+        result = asyncio.run(main())
+    if result.removed_containers:
+        console.print(f"removed {len(result.removed_containers)} sandbox container(s) left by dead processes")
+    if result.redone:
+        console.print(f"{result.redone} run(s) that were in flight when an earlier invocation died were redone")
     if result.torn_lines:
         console.print(f"note: {result.torn_lines} torn line(s) in results.jsonl were ignored (a crash mid-write); "
                       "those runs were redone")
@@ -165,18 +241,48 @@ def _cmd_run(args: argparse.Namespace, console: Console) -> int:
     return 0
 
 
+async def _watch_workers(scheduler: Scheduler, progress: Progress, task: TaskID) -> None:
+    """Refresh the per-worker health line every 2 s: runs, failures, sandbox restarts, current run."""
+    progress.update(task, visible=True)
+    while True:
+        await asyncio.sleep(2)
+        parts = []
+        for health in await scheduler.health():
+            state = "busy" if health.current else "idle"
+            parts.append(f"{health.worker_id.removeprefix('worker-')}:{state} {health.runs} runs"
+                         + (f" {health.failures} failed" if health.failures else "")
+                         + (f" {health.sandbox_restarts} restarts" if health.sandbox_restarts else ""))
+        progress.update(task, counts=" | ".join(parts))
+
+
+def _cmd_sandbox_gc(args: argparse.Namespace, console: Console) -> int:
+    removed = asyncio.run(collect_garbage(everything=args.all))
+    for name in removed:
+        print(name)
+    console.print(f"removed {len(removed)} sandbox container(s)")
+    return 0
+
+
 def _stdout() -> Console:
     """Standard output; wide enough for the leaderboard when it is a file or a pipe (CI logs)."""
     return Console() if sys.stdout.isatty() else Console(width=140)
 
 
 def _cmd_status(args: argparse.Namespace, console: Console) -> int:
-    outcomes = _open(args.run_dir, console).outcomes
+    directory = _open(args.run_dir, console)
+    outcomes = directory.outcomes
     counts = Counter(o.status.value for o in outcomes)
     reasons = Counter(f"{o.status.value}/{o.reason.code.value}" for o in outcomes
                       if o.status is not OutcomeStatus.JUDGED)
-    print(json.dumps({"runs": len(outcomes), "by_outcome": dict(sorted(counts.items())),
-                      "by_reason": dict(sorted(reasons.items()))}, indent=2))
+    report: dict[str, object] = {"runs": len(outcomes), "by_outcome": dict(sorted(counts.items())),
+                                 "by_reason": dict(sorted(reasons.items()))}
+    ledger_path = args.run_dir / "ledger.sqlite"
+    if ledger_path.exists():
+        with Ledger(ledger_path) as ledger:
+            flights = ledger.in_flight()
+        report["in_flight"] = len(flights)
+        report["in_flight_by_worker"] = dict(sorted(Counter(f.worker for f in flights).items()))
+    print(json.dumps(report, indent=2))
     return 0
 
 

@@ -1,28 +1,41 @@
-"""The local sweep runner: many runs on one machine, bounded concurrency, resumable.
+"""Running a sweep: plan, skip what the ledger says is done, execute the rest, record each outcome once.
 
-Runs are pulled lazily from the plan by a fixed number of workers sharing one Chromium, so memory
-stays flat whatever the sweep's size. Every run ends with exactly one outcome appended to the
-results log; a re-run of the same sweep skips the runs whose outcome is already there.
+Two schedulers share one contract (``execute(specs) -> outcomes``): the in-process one, a few
+:class:`~cluster.worker.RunWorker` tasks on this event loop, and the Ray one
+(:class:`~cluster.grid.RayScheduler`). Either way the driver alone records outcomes: first in the
+SQLite ledger (the source of truth for resume; a second outcome for a run is refused), then in
+``results.jsonl`` (the human-readable log the reducer reads).
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
-import traceback
-from collections.abc import Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal, Protocol
 
-from playwright.async_api import Browser, Playwright, async_playwright
-
+from cluster.docker_sandbox import SandboxLimits, collect_garbage
+from cluster.grid import RayOptions, RayScheduler
+from cluster.ledger import Ledger
 from cluster.results import ResultsLog
 from cluster.sweep import Sweep
-from evaluator.browser import launch_browser
-from evaluator.errors import BrowserUnavailableError, InfrastructureError
+from cluster.worker import RunWorker, WorkerHealth, WorkerSettings
 from evaluator.evidence import write_json_atomic
-from evaluator.models import Outcome, OutcomeStatus, ReasonCode, RunSpec
-from evaluator.run import StagePaths, execute_run, failed_outcome
+from evaluator.models import Outcome, RunSpec
+
+
+@dataclass(frozen=True)
+class GridOptions:
+    """How a sweep is executed (none of this changes what is evaluated)."""
+
+    scheduler: Literal["local", "ray"] = "local"
+    """``local``: workers on this process's event loop; ``ray``: SandboxWorker actors."""
+    workers: int | None = None
+    """Workers (sandboxes) at once; default: the sweep's ``concurrency``."""
+    ray: RayOptions = field(default_factory=RayOptions)
+    """Ray settings; ``workers`` above overrides ``ray.workers``."""
 
 
 @dataclass
@@ -39,87 +52,152 @@ class SweepResult:
     """Wall time of this invocation."""
     torn_lines: int = field(default=0)
     """Unreadable lines found in the results log (a crash mid-write)."""
+    redone: int = 0
+    """Runs that were in flight when an earlier invocation died, executed again."""
+    refused_duplicates: int = 0
+    """Outcomes the ledger refused because the run already had one (should stay 0)."""
+    removed_containers: list[str] = field(default_factory=list)
+    """Sandbox containers left behind by dead processes and removed at start."""
 
 
-class _SharedBrowser:
-    """One Chromium for all workers, relaunched when it dies."""
+class Scheduler(Protocol):
+    """Executes runs; every spec yields exactly one outcome."""
 
-    def __init__(self, playwright: Playwright) -> None:
-        self._playwright = playwright
-        self._browser: Browser | None = None
-        self._lock = asyncio.Lock()
+    def execute(self, specs: Iterator[RunSpec],
+                on_dispatch: Callable[[RunSpec, str, int], None] | None = None) -> AsyncIterator[Outcome]:
+        """Yield one outcome per spec; ``on_dispatch(spec, worker, attempt)`` is called as each is handed out."""
+        ...
 
-    async def get(self) -> Browser:
-        async with self._lock:
-            if self._browser is None or not self._browser.is_connected():
-                self._browser = await launch_browser(self._playwright)
-            return self._browser
+    async def health(self) -> list[WorkerHealth]:
+        """Per-worker counters for the progress display."""
+        ...
 
-    async def close(self) -> None:
-        if self._browser is not None and self._browser.is_connected():
-            await self._browser.close()
+
+class LocalScheduler:
+    """``workers`` RunWorkers as tasks of this event loop, pulling runs from a shared iterator."""
+
+    def __init__(self, settings: WorkerSettings, workers: int) -> None:
+        self._workers = [RunWorker(settings, f"worker-{i}") for i in range(workers)]
+
+    async def execute(self, specs: Iterator[RunSpec],
+                      on_dispatch: Callable[[RunSpec, str, int], None] | None = None) -> AsyncIterator[Outcome]:
+        """Execute ``specs`` on the workers; outcomes come out as they finish."""
+        queue: asyncio.Queue[Outcome | None] = asyncio.Queue()
+
+        async def work(worker: RunWorker) -> None:
+            try:
+                for spec in specs:
+                    if on_dispatch:
+                        on_dispatch(spec, worker.health.worker_id, 1)
+                    await queue.put(await worker.execute(spec))
+            finally:
+                await queue.put(None)
+
+        await asyncio.gather(*(worker.start() for worker in self._workers))
+        tasks = [asyncio.create_task(work(worker)) for worker in self._workers]
+        try:
+            running = len(tasks)
+            while running:
+                item = await queue.get()
+                if item is None:
+                    running -= 1
+                else:
+                    yield item
+            for task in tasks:
+                task.result()  # a worker that failed outside a run (a bug) must not pass silently
+        finally:
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+            await asyncio.gather(*(worker.close() for worker in self._workers), return_exceptions=True)
+
+    async def health(self) -> list[WorkerHealth]:
+        """Each worker's counters."""
+        return [worker.health for worker in self._workers]
+
+
+def worker_settings(sweep: Sweep, run_dir: Path) -> WorkerSettings:
+    """The workers' settings from the sweep file."""
+    box = sweep.spec.sandbox
+    return WorkerSettings(
+        run_dir=str(run_dir.resolve()), backend=box.backend, run_timeout_s=sweep.spec.run_timeout_s,
+        max_attempts=sweep.spec.max_attempts, image=box.image,
+        limits=SandboxLimits(memory=box.memory, cpus=box.cpus, pids=box.pids),
+    )
 
 
 async def run_sweep(
-    sweep: Sweep, run_dir: Path, *, on_start: Callable[[int, int], None] | None = None,
-    on_outcome: Callable[[Outcome], None] | None = None,
+    sweep: Sweep, run_dir: Path, *, grid: GridOptions = GridOptions(),
+    on_start: Callable[[int, int], None] | None = None, on_outcome: Callable[[Outcome], None] | None = None,
+    on_scheduler: Callable[[Scheduler], None] | None = None,
 ) -> SweepResult:
-    """Execute every unfinished run of ``sweep`` under ``run_dir``."""
+    """Execute every unfinished run of ``sweep`` under ``run_dir``; re-running resumes."""
     started = time.monotonic()
     run_dir.mkdir(parents=True, exist_ok=True)
     write_json_atomic(run_dir / "sweep.json", {"path": str(sweep.path), "spec": sweep.spec.model_dump(mode="json")})
+    settings = worker_settings(sweep, run_dir)
+    removed = await collect_garbage() if settings.backend == "docker" else []
     log = ResultsLog(run_dir / "results.jsonl")
-    recorded = log.load()
-    keys = [spec.run_key for spec in sweep.plan()]
-    outcomes = {k: recorded[k] for k in keys if k in recorded}
-    skipped = len(outcomes)
-    if on_start:
-        on_start(len(keys), skipped)
-    pending: Iterator[RunSpec] = (spec for spec in sweep.plan() if spec.run_key not in outcomes)
-    paths = StagePaths(run_dir)
-    executed = 0
-    async with async_playwright() as playwright:
-        browsers = _SharedBrowser(playwright)
-        await browsers.get()  # fail fast, before any run, when no browser can start
+    log.path.touch(exist_ok=True)  # `evalgrid status` works from the first second of a sweep
+    with Ledger.for_run_dir(run_dir) as ledger:
+        _reconcile(ledger, log)
+        redone = {flight.run_key for flight in ledger.in_flight()}
+        finished = ledger.finished_keys()
+        outcomes: dict[str, Outcome] = {}
+        total = 0
+        for spec in sweep.plan():
+            total += 1
+            if spec.run_key in finished:
+                found = ledger.outcome(spec.run_key)
+                if found is not None:
+                    outcomes[spec.run_key] = found
+        skipped = len(outcomes)
+        if on_start:
+            on_start(total, skipped)
+        pending = (spec for spec in sweep.plan() if spec.run_key not in finished)
+        workers = grid.workers or sweep.spec.concurrency
+        scheduler: Scheduler
+        if grid.scheduler == "ray":
+            options = RayOptions(workers=workers, shard_size=grid.ray.shard_size, depth=grid.ray.depth,
+                                 address=grid.ray.address, cpus_per_worker=grid.ray.cpus_per_worker)
+            scheduler = RayScheduler(settings, options)
+        else:
+            scheduler = LocalScheduler(settings, workers)
+        if on_scheduler:
+            on_scheduler(scheduler)
 
-        async def worker() -> None:
-            nonlocal executed
-            for spec in pending:
-                outcome = await _run_one(spec, browsers, paths, sweep)
-                log.append(outcome)
-                outcomes[spec.run_key] = outcome
-                executed += 1
-                if on_outcome:
-                    on_outcome(outcome)
+        def dispatched(spec: RunSpec, worker: str, attempt: int) -> None:
+            ledger.mark_started(spec.run_key, worker=worker, attempt=attempt)
 
-        try:
-            await asyncio.gather(*(worker() for _ in range(sweep.spec.concurrency)))
-        finally:
-            await browsers.close()
-    return SweepResult(outcomes=outcomes, skipped=skipped, executed=executed,
-                       seconds=time.monotonic() - started, torn_lines=log.torn_lines)
+        executed = refused = 0
+        async for outcome in scheduler.execute(pending, dispatched):
+            if not ledger.finish(outcome):
+                refused += 1
+                continue
+            for stage, key in (("artifact", outcome.artifact_key), ("evidence", outcome.evidence_key),
+                               ("verdict", outcome.verdict_key)):
+                if key:
+                    ledger.record_stage(stage, key, _stage_location(stage, key))
+            log.append(outcome)
+            outcomes[outcome.run_key] = outcome
+            executed += 1
+            if on_outcome:
+                on_outcome(outcome)
+    return SweepResult(outcomes=outcomes, skipped=skipped, executed=executed, seconds=time.monotonic() - started,
+                       torn_lines=log.torn_lines, redone=len(redone & outcomes.keys()), refused_duplicates=refused,
+                       removed_containers=removed)
 
 
-async def _run_one(spec: RunSpec, browsers: _SharedBrowser, paths: StagePaths, sweep: Sweep) -> Outcome:
-    """One run with its timeout and bounded, classified retries."""
-    started = time.monotonic()
-    limit = sweep.spec.run_timeout_s
-    code, detail = ReasonCode.INTERNAL_ERROR, ""
-    for attempt in range(1, sweep.spec.max_attempts + 1):
-        try:
-            browser = await browsers.get()
-            return await asyncio.wait_for(execute_run(spec, browser=browser, paths=paths, attempt=attempt), limit)
-        except TimeoutError:
-            # An app that hangs the run is a result about the app, not a reason to retry.
-            return failed_outcome(spec, OutcomeStatus.TIMEOUT, ReasonCode.RUN_TIMEOUT,
-                                  f"the run exceeded its {limit:.0f} s limit", attempts=attempt,
-                                  duration_s=time.monotonic() - started)
-        except BrowserUnavailableError as exc:
-            code, detail = ReasonCode.BROWSER_UNAVAILABLE, str(exc)
-        except InfrastructureError as exc:
-            code, detail = ReasonCode.BROWSER_CRASHED, str(exc)
-        except Exception as exc:  # noqa: BLE001 - a bug must cost one run, not the sweep; the trace is kept
-            code = ReasonCode.INTERNAL_ERROR
-            detail = f"{type(exc).__name__}: {exc}\n{traceback.format_exc(limit=6)}"
-    return failed_outcome(spec, OutcomeStatus.INFRA_ERROR, code, detail, attempts=sweep.spec.max_attempts,
-                          duration_s=time.monotonic() - started)
+def _stage_location(stage: str, key: str) -> str:
+    return {"artifact": f"artifacts/{key}.json", "evidence": f"evidence/{key}",
+            "verdict": f"verdicts/{key}.json"}[stage]
+
+
+def _reconcile(ledger: Ledger, log: ResultsLog) -> None:
+    """Make the ledger and the JSONL log agree after a crash between the two writes, or an older run dir."""
+    logged = log.load()
+    known = ledger.finished_keys()
+    ledger.import_outcomes(o for key, o in logged.items() if key not in known)
+    missing = [o for o in ledger.outcomes() if o.run_key not in logged]
+    for outcome in missing:
+        log.append(outcome)

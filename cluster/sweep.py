@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
@@ -14,6 +14,24 @@ from evaluator.errors import ConfigError
 from evaluator.judges import create_judge
 from evaluator.keys import COLLECTOR_VERSION, content_key
 from evaluator.models import AgentConfig, Candidate, JudgeConfig, Query, QuerySet, RunSpec
+
+
+class SandboxSpec(BaseModel):
+    """Where apps run. Part of the evidence key: evidence from another sandbox is not reused."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
+
+    backend: Literal["docker", "local"] = "docker"
+    """``docker``: a hardened container per worker, no network. ``local``: this machine's Chromium on
+    loopback, for development only; it is NOT a sandbox."""
+    image: str = "evalgrid/sandbox:dev"
+    """Sandbox image (``make images`` builds it)."""
+    memory: str = Field(default="1536m", pattern=r"^[0-9]+[kmg]$")
+    """Memory limit of a sandbox (swap included)."""
+    cpus: float = Field(default=1.0, gt=0, le=64)
+    """CPU limit of a sandbox."""
+    pids: int = Field(default=256, ge=32, le=65536)
+    """Process limit of a sandbox (stops fork bombs)."""
 
 
 class SweepSpec(BaseModel):
@@ -41,6 +59,8 @@ class SweepSpec(BaseModel):
     """Wall-time limit of one run; past it the run's outcome is ``timeout``."""
     max_attempts: int = Field(default=2, ge=1, le=10)
     """Attempts per run when the infrastructure fails (the app's own failures are never retried)."""
+    sandbox: SandboxSpec = SandboxSpec()
+    """Where the apps run."""
 
     @field_validator("candidates")
     @classmethod

@@ -1,17 +1,19 @@
 """Evidence collection for one artifact: Static Perception, then Agent-Driven Interaction.
 
-The app is served on loopback from the bundle's own source snapshot and the browser may reach
-nothing else. The bundle is written as the run goes and committed by its manifest at the end.
+The app is served by an :class:`~evaluator.sandbox.AppHost` (loopback by default, or a sandbox)
+from the bundle's own source snapshot, and the browser may reach nothing else. The bundle is
+written as the run goes and committed by its manifest at the end.
 """
 
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from importlib import metadata
 from pathlib import Path
-from typing import Any
 
 from playwright.async_api import Browser
+from playwright.async_api import Error as PlaywrightError
 
 from evaluator.console import PageLog
 from evaluator.errors import InfrastructureError
@@ -22,10 +24,8 @@ from evaluator.keys import COLLECTOR_VERSION
 from evaluator.models import AgentConfig, Artifact, EvidenceManifest, Query, ToolVersions
 from evaluator.perception import perceive
 from evaluator.policies import policies
+from evaluator.sandbox import LOOPBACK, AppHost
 from evaluator.screencast import ScreenRecorder, ffmpeg_version
-from evaluator.serve import serve_directory
-
-SANDBOX_LOCAL = "local (loopback only; NOT a sandbox)"
 
 
 def _package_version(name: str) -> str:
@@ -38,8 +38,14 @@ def _package_version(name: str) -> str:
 
 async def collect_evidence(
     *, browser: Browser, artifact: Artifact, query: Query, agent: AgentConfig, bundle_dir: Path, evidence_key: str,
+    host: AppHost = LOOPBACK,
 ) -> EvidenceManifest:
-    """Collect and commit the evidence bundle of ``artifact`` under ``bundle_dir``."""
+    """Collect and commit the evidence bundle of ``artifact`` under ``bundle_dir``.
+
+    ``host`` serves the app where ``browser`` can reach it (the browser runs beside it in a sandbox).
+    An app that crashes or wedges its tab during Static Perception still yields a bundle: it records
+    ``static/failure.json`` and no interaction.
+    """
     writer = EvidenceWriter(bundle_dir)
     writer.write_json("query.json", query)
     writer.write_json("artifact.json", artifact.model_dump(mode="json", exclude={"files"}))
@@ -52,35 +58,60 @@ async def collect_evidence(
     blocked: list[str] = []
     started = time.monotonic()
     error = None
-    with serve_directory(bundle_dir / "source", server_log) as origin:
+    recorder: ScreenRecorder | None = None
+    interaction: Interaction | None = None
+    failure: dict[str, str] | None = None
+    async with host.serve(bundle_dir / "source", server_log) as origin:
         url = f"{origin}/{artifact.entrypoint}"
-        desktop, page = await perceive(browser, origin=origin, url=url, writer=writer, log=log, blocked=blocked,
-                                       phase=phase, timings=timings)
         try:
-            phase["name"] = "interaction"
-            mark = time.monotonic()
-            cdp = await desktop.new_cdp_session(page)
-            freezer = FreezeController(page, cdp)
-            recorder = ScreenRecorder(cdp, writer.directory("interaction/.frames"))
-            await recorder.start()
-            interaction = Interaction(
-                page=page, app_url=url, writer=writer, recorder=recorder, freezer=freezer, log=log,
-                policy=policies.create(agent.policy, config=agent), config=agent,
-            )
+            desktop, page = await perceive(browser, origin=origin, url=url, writer=writer, log=log, blocked=blocked,
+                                           phase=phase, timings=timings)
+        except PlaywrightError as exc:
+            if not browser.is_connected():
+                raise InfrastructureError(f"the browser died during Static Perception: {exc}") from exc
+            # The app crashed or wedged its own tab before it could be seen: a result about the app
+            # (the judge scores it as a render failure), not a reason to retry.
+            failure = {"phase": phase["name"], "error": f"{type(exc).__name__}: {str(exc)[:500]}"}
+        if failure is None:
             try:
-                await freezer.start()
-                result = await interaction.run()
-                summary, coverage, ended_by = result.summary, result.coverage.model_dump(), result.ended_by
-            except Exception as exc:  # noqa: BLE001 - a page that crashes mid-run is evidence about the app
-                if not browser.is_connected():
-                    raise InfrastructureError(f"the browser died during the interaction: {exc}") from exc
-                error = f"{type(exc).__name__}: {str(exc)[:500]}"
-                summary, coverage, ended_by = interaction.fallback_summary(error), None, "page_failure"
-            await recorder.stop()
-            timings["interaction"] = time.monotonic() - mark
-        finally:
-            await desktop.close()
+                phase["name"] = "interaction"
+                mark = time.monotonic()
+                cdp = await desktop.new_cdp_session(page)
+                freezer = FreezeController(page, cdp)
+                recorder = ScreenRecorder(cdp, writer.directory("interaction/.frames"))
+                await recorder.start()
+                interaction = Interaction(
+                    page=page, app_url=url, writer=writer, recorder=recorder, freezer=freezer, log=log,
+                    policy=policies.create(agent.policy, config=agent), config=agent,
+                )
+                try:
+                    await freezer.start()
+                    result = await interaction.run()
+                    summary, coverage, ended_by = result.summary, result.coverage.model_dump(), result.ended_by
+                except Exception as exc:  # noqa: BLE001 - a page that crashes mid-run is evidence about the app
+                    if not browser.is_connected():
+                        raise InfrastructureError(f"the browser died during the interaction: {exc}") from exc
+                    error = f"{type(exc).__name__}: {str(exc)[:500]}"
+                    summary, coverage, ended_by = interaction.fallback_summary(error), None, "page_failure"
+                await recorder.stop()
+                timings["interaction"] = time.monotonic() - mark
+            finally:
+                await desktop.close()
 
+    if failure is not None or recorder is None or interaction is None:
+        writer.write_json("static/failure.json", failure)
+        writer.write_json("interaction/result.json", {
+            "ended_by": "perception_failure", "error": failure and failure["error"], "coverage": None, "steps": 0,
+            "video_duration_s": 0.0, "frames": 0, "wall_duration_s": 0.0, "console_entries_dropped": log.dropped,
+        })
+        writer.write_json("interaction/trace.json", [])
+        writer.write_json("agent_summary.json", {
+            "actions_performed": [], "observations": [f"the app failed during Static Perception: "
+                                                      f"{failure and failure['error']}"],
+            "overall_observation": "The page crashed or stopped responding before it could be perceived.",
+        })
+        return _finish(writer, artifact, agent, browser, host, evidence_key, timings, log, blocked, server_log,
+                       started, video_time=lambda wall: None)
     mark = time.monotonic()
     video_s = recorder.encode(writer.path("interaction/video.mp4"))
     recorder.discard_frames()
@@ -94,7 +125,16 @@ async def collect_evidence(
         "console_entries_dropped": log.dropped,
     })
     writer.write_json("agent_summary.json", summary)
-    writer.write_json("console.json", [_with_video_time(e, recorder) for e in log.entries])
+    return _finish(writer, artifact, agent, browser, host, evidence_key, timings, log, blocked, server_log, started,
+                   video_time=lambda wall: round(recorder.video_time(wall), 3) if wall >= recorder.started_at else None)
+
+
+def _finish(writer: EvidenceWriter, artifact: Artifact, agent: AgentConfig, browser: Browser, host: AppHost,
+            evidence_key: str, timings: dict[str, float], log: PageLog, blocked: list[str], server_log: list[str],
+            started: float, *, video_time: Callable[[float], float | None]) -> EvidenceManifest:
+    """Write the console, network and server logs, then commit the bundle with its manifest."""
+    writer.write_json("console.json", [{**{k: v for k, v in e.items() if k != "wall"},
+                                        "video_time_s": video_time(e["wall"])} for e in log.entries])
     writer.write_json("network.json", {"blocked": sorted(set(blocked)),
                                        "failed": [e for e in log.entries if e["kind"] == "requestfailed"]})
     writer.write_text("server.log", "\n".join(server_log) + "\n")
@@ -104,12 +144,6 @@ async def collect_evidence(
         tools=ToolVersions(
             evalgrid=_package_version("evalgrid"), collector=COLLECTOR_VERSION,
             browser=f"chromium {browser.version}", playwright=_package_version("playwright"),
-            ffmpeg=ffmpeg_version(), sandbox=SANDBOX_LOCAL,
+            ffmpeg=ffmpeg_version(), sandbox=host.label,
         ),
     )
-
-
-def _with_video_time(entry: dict[str, Any], recorder: ScreenRecorder) -> dict[str, Any]:
-    out = {k: v for k, v in entry.items() if k != "wall"}
-    out["video_time_s"] = round(recorder.video_time(entry["wall"]), 3) if entry["wall"] >= recorder.started_at else None
-    return out

@@ -127,6 +127,10 @@ class EvidenceBundle:
         self.root = root
         self.manifest = manifest
 
+    def has(self, rel: str) -> bool:
+        """Whether the bundle holds ``rel``."""
+        return (self.root / rel).is_file()
+
     def json(self, rel: str) -> Any:
         """A JSON file of the bundle."""
         path = self.root / rel

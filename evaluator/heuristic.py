@@ -99,6 +99,8 @@ judges.register("heuristic")(HeuristicJudge)
 
 
 def _score(bundle: EvidenceBundle, rubric: dict[str, Any], verdict_key: str, version: str) -> Verdict:
+    if bundle.has("static/failure.json"):
+        return _never_perceived(bundle, rubric, verdict_key, version)
     query = Query.model_validate(bundle.json("query.json"))
     desktop = bundle.json("static/desktop-facts.json")
     mobile = bundle.json("static/mobile-facts.json")
@@ -141,6 +143,24 @@ def _score(bundle: EvidenceBundle, rubric: dict[str, Any], verdict_key: str, ver
         functional_reason=_reason(rubric["functional"]["baseline"], func, functional),
         aesthetic_reason=f"{baseline_reason} {bonus_reason} " + _reason(aesthetic_base + bonus, aes, aesthetic),
         criteria=criteria, attributions=func.attributions + aes.attributions, label=label,
+    )
+
+
+def _never_perceived(bundle: EvidenceBundle, rubric: dict[str, Any], verdict_key: str, version: str) -> Verdict:
+    """The app crashed or wedged its tab during Static Perception: nothing rendered that could be scored."""
+    failure = bundle.json("static/failure.json")
+    func = _Ledger(Dimension.FUNCTIONAL, rubric["functional"]["categories"])
+    func.deduct("render_failure", f"the page failed during Static Perception ({failure['phase']}): "
+                f"{failure['error'][:200]}", [EvidenceRef(file="static/failure.json", detail=failure["error"][:200])])
+    base = rubric["aesthetic"]["baselines"]["blank"]
+    reason = f"Baseline {base}: nothing could be seen; the page failed before its first screenshot."
+    return Verdict(
+        verdict_key=verdict_key, evidence_key=bundle.manifest.evidence_key,
+        judge=JudgeInfo(name="heuristic", kind="heuristic", rubric_version=version),
+        functional=max(0.0, rubric["functional"]["baseline"] - func.total), aesthetic=base,
+        functional_reason=_reason(rubric["functional"]["baseline"], func, 0.0), aesthetic_reason=reason,
+        criteria=[CriterionReason(criterion="baseline", dimension=Dimension.AESTHETIC, reason=reason)],
+        attributions=func.attributions, label=rubric["label"],
     )
 
 

@@ -378,6 +378,7 @@ class ReasonCode(StrEnum):
     BROWSER_CRASHED = "browser_crashed"
     ENCODER_FAILED = "encoder_failed"
     RUN_TIMEOUT = "run_timeout"
+    WORKER_DIED = "worker_died"
     INTERNAL_ERROR = "internal_error"
 
 

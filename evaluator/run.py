@@ -14,7 +14,7 @@ from pathlib import Path
 
 from playwright.async_api import Browser
 
-from evaluator.collect import SANDBOX_LOCAL, collect_evidence
+from evaluator.collect import collect_evidence
 from evaluator.errors import EncoderUnavailableError
 from evaluator.evidence import EvidenceBundle, read_manifest, utc_now, write_json_atomic
 from evaluator.extract import NotAssessable, extract_app
@@ -34,6 +34,7 @@ from evaluator.models import (
     RunSpec,
     Verdict,
 )
+from evaluator.sandbox import LOOPBACK, AppHost
 
 
 @dataclass(frozen=True)
@@ -68,8 +69,12 @@ def make_run_spec(
                    answers_dir=str(answers_dir))
 
 
-async def execute_run(spec: RunSpec, *, browser: Browser, paths: StagePaths, attempt: int = 1) -> Outcome:
+async def execute_run(spec: RunSpec, *, browser: Browser, paths: StagePaths, attempt: int = 1,
+                      host: AppHost = LOOPBACK) -> Outcome:
     """Run every missing stage of ``spec`` and return its outcome.
+
+    ``host`` serves the app beside ``browser``; its label is part of the evidence key, so evidence
+    collected in a sandbox is never confused with evidence collected on loopback.
 
     Raises :class:`~evaluator.errors.InfrastructureError` when the machinery fails; the caller
     decides on retries.
@@ -105,13 +110,13 @@ async def execute_run(spec: RunSpec, *, browser: Browser, paths: StagePaths, att
         artifact_path.parent.mkdir(parents=True, exist_ok=True)
         write_json_atomic(artifact_path, artifact)
 
-    evidence_key = content_key("evidence", artifact_key, spec.agent, SANDBOX_LOCAL, COLLECTOR_VERSION)
+    evidence_key = content_key("evidence", artifact_key, spec.agent, host.label, COLLECTOR_VERSION)
     bundle_dir = paths.evidence(evidence_key)
     if read_manifest(bundle_dir) is None:
         shutil.rmtree(bundle_dir, ignore_errors=True)  # a partial bundle from a crashed attempt
         try:
             await collect_evidence(browser=browser, artifact=artifact, query=spec.query, agent=spec.agent,
-                                   bundle_dir=bundle_dir, evidence_key=evidence_key)
+                                   bundle_dir=bundle_dir, evidence_key=evidence_key, host=host)
         except EncoderUnavailableError as exc:
             return outcome(OutcomeStatus.INFRA_ERROR, ReasonCode.ENCODER_FAILED, str(exc),
                            artifact_key=artifact_key, evidence_key=evidence_key)

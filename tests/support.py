@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import os
+import subprocess
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TypeVar
 
+import pytest
 from playwright.async_api import Browser, async_playwright
 
 from evaluator.browser import launch_browser
@@ -44,3 +47,28 @@ def app_query(name: str, kind: Kind = Kind.INTERACTIVE_APPLICATION) -> Query:
     """A query to go with a purpose-built app."""
     return Query(id=name.removesuffix(".html"), brief="A small app used by evalgrid's tests.", domain="tests",
                  leaf="fixtures", difficulty=Difficulty.EASY, language="en", kind=kind)
+
+
+def html_artifact(name: str, html: str, *, extra: dict[str, str] | None = None) -> Artifact:
+    """An artifact made of the given page (and extra files)."""
+    return Artifact(key=f"artifact-{name}", candidate_id="fixture", query_id=name,
+                    files={"index.html": html, **(extra or {})}, entrypoint="index.html", stack=Stack.HTML,
+                    answer_sha256="0" * 64)
+
+
+def require_docker() -> None:
+    """Skip (or, under CI, fail) when the Docker engine or the sandbox image is missing.
+
+    CI must run the sandbox tests for real: `make test` starts the engine and builds the image.
+    """
+    problem = None
+    try:
+        info = subprocess.run(["docker", "image", "inspect", "evalgrid/sandbox:dev"], capture_output=True, timeout=30)
+        if info.returncode != 0:
+            problem = f"sandbox image missing ({info.stderr.decode(errors='replace').strip()[:200]}); run `make images`"
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        problem = f"docker CLI unusable: {exc}"
+    if problem:
+        if os.environ.get("CI"):
+            pytest.fail(f"Docker is required under CI: {problem}")
+        pytest.skip(problem)

@@ -7,11 +7,13 @@ import json
 import os
 import random
 import shutil
+import sqlite3
 from pathlib import Path
 
 import pytest
 import yaml
 
+from cluster.ledger import Ledger
 from cluster.results import ResultsLog
 from cluster.runner import SweepResult, run_sweep
 from cluster.sweep import load_sweep
@@ -101,6 +103,33 @@ def test_sweep_classifies_every_run_once_writes_nothing_outside_and_resumes(tmp_
     assert len((run_dir / "results.jsonl").read_text().splitlines()) == 6
 
 
+def _crash_mid_run(run_dir: Path, run_key: str) -> None:
+    """What a driver killed while ``run_key`` was in flight leaves: started in the ledger, no outcome anywhere."""
+    with sqlite3.connect(run_dir / "ledger.sqlite") as db:
+        db.execute("DELETE FROM outcomes WHERE run_key = ?", (run_key,))
+    with Ledger.for_run_dir(run_dir) as ledger:
+        ledger.mark_started(run_key, worker="worker-0", attempt=1)
+    lines = [line for line in (run_dir / "results.jsonl").read_text().splitlines()
+             if json.loads(line)["run_key"] != run_key]
+    (run_dir / "results.jsonl").write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+
+
+def test_an_outcome_whose_log_line_was_lost_is_restored_not_redone(tmp_path: Path) -> None:
+    """The ledger commits first; a crash before the JSONL append must not cost the run."""
+    sweep_path = _write_sweep(tmp_path)
+    run_dir = tmp_path / "run"
+    first = _run(sweep_path, run_dir)
+    judged = next(o for o in first.outcomes.values() if o.status is OutcomeStatus.JUDGED)
+    lines = [line for line in (run_dir / "results.jsonl").read_text().splitlines()
+             if json.loads(line)["run_key"] != judged.run_key]
+    (run_dir / "results.jsonl").write_text("\n".join(lines) + '\n{"run_key": "torn', encoding="utf-8")
+
+    second = _run(sweep_path, run_dir)
+    assert second.executed == 0 and second.skipped == 6 and second.torn_lines == 1
+    log = ResultsLog(run_dir / "results.jsonl").load()
+    assert len(log) == 6 and log[judged.run_key] == judged
+
+
 def test_resume_after_a_crash_redoes_only_the_missing_run_and_reuses_its_evidence(tmp_path: Path) -> None:
     sweep_path = _write_sweep(tmp_path)
     run_dir = tmp_path / "run"
@@ -109,13 +138,13 @@ def test_resume_after_a_crash_redoes_only_the_missing_run_and_reuses_its_evidenc
     manifest = run_dir / "evidence" / str(judged.evidence_key) / "manifest.json"
     stamp = manifest.stat().st_mtime_ns
 
-    # Simulate a crash: the judged run's outcome line never made it, and the log ends in a torn line.
-    lines = [line for line in (run_dir / "results.jsonl").read_text().splitlines()
-             if json.loads(line)["run_key"] != judged.run_key]
-    (run_dir / "results.jsonl").write_text("\n".join(lines) + '\n{"run_key": "torn', encoding="utf-8")
+    # Simulate a crash while the judged run was in flight; the log also ends in a torn line.
+    _crash_mid_run(run_dir, judged.run_key)
+    with (run_dir / "results.jsonl").open("a", encoding="utf-8") as log_file:
+        log_file.write('{"run_key": "torn')
 
     second = _run(sweep_path, run_dir)
-    assert second.executed == 1 and second.skipped == 5 and second.torn_lines == 1
+    assert second.executed == 1 and second.skipped == 5 and second.torn_lines == 1 and second.redone == 1
     redone = second.outcomes[judged.run_key]
     assert redone.status is OutcomeStatus.JUDGED and redone.evidence_key == judged.evidence_key
     assert manifest.stat().st_mtime_ns == stamp, "committed evidence was collected again"
@@ -132,9 +161,7 @@ def test_partial_evidence_from_a_crashed_attempt_is_recollected(tmp_path: Path) 
     # A crash mid-collection: the manifest was never written, the marker is still there.
     os.remove(bundle / "manifest.json")
     (bundle / "INCOMPLETE").write_text("started earlier\n")
-    (run_dir / "results.jsonl").write_text("".join(
-        line + "\n" for line in (run_dir / "results.jsonl").read_text().splitlines()
-        if json.loads(line)["run_key"] != judged.run_key))
+    _crash_mid_run(run_dir, judged.run_key)
     second = _run(sweep_path, run_dir)
     assert second.executed == 1
     verify_bundle(bundle)

@@ -1,0 +1,209 @@
+"""One worker: executes runs one after another on its own browser, in a sandbox or on loopback.
+
+The same :class:`RunWorker` serves the in-process scheduler and the Ray ``SandboxWorker`` actors.
+It owns the policy for a single run's failures: a run that exceeds its time limit ends as
+``timeout`` and the sandbox is thrown away (a hung browser cannot be trusted with the next run); an
+infrastructure failure (container gone, browser crashed) is retried on a fresh sandbox up to the
+attempt limit; the app's own failures never get here, they are outcomes of :func:`execute_run`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import traceback
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal, Protocol
+
+from playwright.async_api import Browser, Playwright, async_playwright
+
+from cluster.docker_sandbox import DEFAULT_IMAGE, DockerSandbox, SandboxLimits, collect_garbage
+from evaluator.browser import launch_browser
+from evaluator.errors import BrowserUnavailableError, ConfigError, InfrastructureError
+from evaluator.evidence import utc_now
+from evaluator.models import Outcome, OutcomeReason, OutcomeStatus, ReasonCode, RunSpec
+from evaluator.run import StagePaths, execute_run, failed_outcome
+from evaluator.sandbox import LOOPBACK, AppHost
+
+Backend = Literal["docker", "local", "noop"]
+
+
+@dataclass(frozen=True)
+class WorkerSettings:
+    """Everything a worker needs; plain and picklable, so it can be shipped to a Ray actor."""
+
+    run_dir: str
+    backend: Backend = "docker"
+    """``docker`` (the sandbox), ``local`` (loopback, NOT a sandbox) or ``noop`` (measures the scheduler only)."""
+    run_timeout_s: float = 180.0
+    max_attempts: int = 2
+    image: str = DEFAULT_IMAGE
+    limits: SandboxLimits = field(default_factory=SandboxLimits)
+
+
+@dataclass
+class WorkerHealth:
+    """What the progress display shows per worker."""
+
+    worker_id: str
+    runs: int = 0
+    failures: int = 0
+    sandbox_restarts: int = 0
+    current: str | None = None
+    last_error: str = ""
+
+
+class _Backend(Protocol):
+    host: AppHost
+
+    async def browser(self) -> Browser: ...
+
+    async def recover(self) -> None: ...
+
+    async def close(self) -> None: ...
+
+
+class _LocalBackend:
+    """Chromium on this machine; recovery relaunches it."""
+
+    host: AppHost = LOOPBACK
+
+    def __init__(self, playwright: Playwright) -> None:
+        self._playwright = playwright
+        self._browser: Browser | None = None
+
+    async def browser(self) -> Browser:
+        if self._browser is None or not self._browser.is_connected():
+            self._browser = await launch_browser(self._playwright)
+        return self._browser
+
+    async def recover(self) -> None:
+        await self.close()
+
+    async def close(self) -> None:
+        browser, self._browser = self._browser, None
+        if browser is not None and browser.is_connected():
+            try:
+                await asyncio.wait_for(browser.close(), 10)
+            except TimeoutError:
+                pass  # a wedged browser process dies with Playwright's driver
+
+
+class _DockerBackend:
+    """A sandbox container; recovery replaces it."""
+
+    def __init__(self, playwright: Playwright, sandbox: DockerSandbox) -> None:
+        self._playwright = playwright
+        self.sandbox = sandbox
+        self.host: AppHost = sandbox
+        self._started = False
+
+    async def browser(self) -> Browser:
+        if not self._started:
+            await self.sandbox.start()
+            self._started = True
+        return await self.sandbox.browser(self._playwright)
+
+    async def recover(self) -> None:
+        await self.sandbox.close()
+        self._started = False
+
+    async def close(self) -> None:
+        await self.sandbox.close()
+        self._started = False
+
+
+class RunWorker:
+    """Executes runs one at a time and always returns exactly one :class:`Outcome` per run."""
+
+    def __init__(self, settings: WorkerSettings, worker_id: str) -> None:
+        self.settings = settings
+        self.health = WorkerHealth(worker_id)
+        self._paths = StagePaths(Path(settings.run_dir))
+        self._playwright: Playwright | None = None
+        self._backend: _Backend | None = None
+
+    async def start(self) -> None:
+        """Start Playwright and the backend, and fail fast if no browser can be had."""
+        if self.settings.backend == "noop":
+            return
+        self._playwright = await async_playwright().start()
+        if self.settings.backend == "docker":
+            # A worker restarted after its process was killed finds its predecessor's container here.
+            await collect_garbage()
+            sandbox = DockerSandbox(self.settings.image, limits=self.settings.limits)
+            self._backend = _DockerBackend(self._playwright, sandbox)
+        elif self.settings.backend == "local":
+            self._backend = _LocalBackend(self._playwright)
+        else:
+            raise ConfigError(f"unknown sandbox backend {self.settings.backend!r}; use docker or local")
+        await self._backend.browser()
+
+    async def close(self) -> None:
+        """Remove the sandbox and stop Playwright."""
+        if self._backend is not None:
+            await self._backend.close()
+            self._backend = None
+        if self._playwright is not None:
+            await self._playwright.stop()
+            self._playwright = None
+
+    async def execute(self, spec: RunSpec) -> Outcome:
+        """One run with its time limit and bounded, classified retries."""
+        self.health.current = spec.run_key
+        try:
+            outcome = await self._execute(spec)
+        finally:
+            self.health.current = None
+        self.health.runs += 1
+        if outcome.status is OutcomeStatus.INFRA_ERROR:
+            self.health.failures += 1
+        return outcome
+
+    async def _execute(self, spec: RunSpec) -> Outcome:
+        started = time.monotonic()
+        if self._backend is None:
+            return _noop_outcome(spec)
+        limit = self.settings.run_timeout_s
+        code, detail = ReasonCode.INTERNAL_ERROR, ""
+        for attempt in range(1, self.settings.max_attempts + 1):
+            try:
+                browser = await self._backend.browser()
+                return await asyncio.wait_for(
+                    execute_run(spec, browser=browser, paths=self._paths, attempt=attempt, host=self._backend.host),
+                    limit)
+            except TimeoutError:
+                # An app that hangs the run is a result about the app, not a reason to retry; the
+                # browser that hung is not reused.
+                await self._recover("run timed out")
+                return failed_outcome(spec, OutcomeStatus.TIMEOUT, ReasonCode.RUN_TIMEOUT,
+                                      f"the run exceeded its {limit:.0f} s limit", attempts=attempt,
+                                      duration_s=time.monotonic() - started)
+            except BrowserUnavailableError as exc:
+                code, detail = ReasonCode.BROWSER_UNAVAILABLE, str(exc)
+            except InfrastructureError as exc:
+                code, detail = ReasonCode.BROWSER_CRASHED, str(exc)
+            except Exception as exc:  # noqa: BLE001 - a bug or a dead browser costs one run, not the sweep
+                code = ReasonCode.INTERNAL_ERROR
+                detail = f"{type(exc).__name__}: {exc}\n{traceback.format_exc(limit=6)}"
+            await self._recover(detail.splitlines()[0] if detail else code.value)
+        return failed_outcome(spec, OutcomeStatus.INFRA_ERROR, code, detail, attempts=self.settings.max_attempts,
+                              duration_s=time.monotonic() - started)
+
+    async def _recover(self, why: str) -> None:
+        assert self._backend is not None  # only called from _execute, which checked it
+        self.health.last_error = why[:200]
+        self.health.sandbox_restarts += 1
+        try:
+            await asyncio.wait_for(self._backend.recover(), 120)
+        except (InfrastructureError, TimeoutError) as exc:
+            self.health.last_error = f"recovery failed: {exc}"[:200]
+
+
+def _noop_outcome(spec: RunSpec) -> Outcome:
+    """The ``noop`` backend's result: an ``infra_error`` that says no evaluation happened (scheduler benchmarks)."""
+    return Outcome(run_key=spec.run_key, candidate_id=spec.candidate.id, query_id=spec.query.id,
+                   status=OutcomeStatus.INFRA_ERROR,
+                   reason=OutcomeReason(code=ReasonCode.INTERNAL_ERROR, detail="noop backend: nothing was evaluated"),
+                   attempts=1, duration_s=0.0, finished_at=utc_now())

@@ -1,0 +1,101 @@
+// evalgrid sandbox supervisor: serves the app on loopback and keeps one headless Chromium alive.
+//
+// Runs as PID 2 under tini, as an unprivileged user, in a container with no network at all
+// (--network none). The driver outside reaches Chromium's DevTools port only through
+// `docker exec -i ... node pipe.js`, so nothing inside can open a connection to the outside.
+"use strict";
+
+const fs = require("fs");
+const http = require("http");
+const path = require("path");
+const { spawn } = require("child_process");
+
+const APP_ROOT = "/srv/app";
+const STATE = process.env.EVALGRID_STATE || "/tmp/evalgrid";
+const APP_PORT = 8080;
+const DEVTOOLS_PORT = 9222;
+const CHROMIUM = process.env.EVALGRID_CHROMIUM || "/usr/bin/chromium";
+
+// Same flags as the local backend's launch, plus belt-and-braces egress denial inside the browser:
+// a dead proxy for every non-loopback URL, no name resolution, no non-proxied UDP (WebRTC).
+const CHROMIUM_ARGS = [
+  "--headless", "--no-sandbox", "--disable-gpu",
+  `--remote-debugging-port=${DEVTOOLS_PORT}`, "--remote-debugging-address=127.0.0.1",
+  "--disable-background-networking", "--disable-component-update", "--disable-sync",
+  "--disable-default-apps", "--no-first-run", "--disable-quic", "--disable-dev-shm-usage",
+  "--autoplay-policy=no-user-gesture-required", "--force-color-profile=srgb",
+  "--font-render-hinting=none", "--disable-breakpad", "--disable-crash-reporter",
+  "--proxy-server=http://127.0.0.1:9",
+  "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE localhost, EXCLUDE 127.0.0.1",
+  "--force-webrtc-ip-handling-policy=disable_non_proxied_udp",
+  "--webrtc-ip-handling-policy=disable_non_proxied_udp",
+];
+
+const TYPES = {
+  ".html": "text/html; charset=utf-8", ".htm": "text/html; charset=utf-8", ".js": "text/javascript; charset=utf-8",
+  ".mjs": "text/javascript; charset=utf-8", ".css": "text/css; charset=utf-8", ".json": "application/json",
+  ".svg": "image/svg+xml", ".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".gif": "image/gif",
+  ".webp": "image/webp", ".ico": "image/x-icon", ".txt": "text/plain; charset=utf-8", ".wasm": "application/wasm",
+  ".woff": "font/woff", ".woff2": "font/woff2", ".ttf": "font/ttf", ".mp3": "audio/mpeg", ".wav": "audio/wav",
+};
+
+fs.mkdirSync(STATE, { recursive: true });
+fs.writeFileSync(path.join(STATE, "sandboxd.pid"), String(process.pid));
+const serverLog = path.join(STATE, "server.log");
+
+function log(line) {
+  fs.appendFile(serverLog, line + "\n", () => {});
+}
+
+const server = http.createServer((req, res) => {
+  let rel;
+  try {
+    rel = decodeURIComponent(new URL(req.url, "http://x").pathname);
+  } catch {
+    rel = "/";
+  }
+  let file = path.normalize(path.join(APP_ROOT, rel));
+  if (!file.startsWith(APP_ROOT)) file = APP_ROOT;
+  fs.stat(file, (err, st) => {
+    if (!err && st.isDirectory()) file = path.join(file, "index.html");
+    fs.readFile(file, (readErr, body) => {
+      const code = readErr ? 404 : 200;
+      log(`"${req.method} ${req.url} HTTP/${req.httpVersion}" ${code} -`);
+      res.setHeader("Cache-Control", "no-store");
+      if (readErr) {
+        res.writeHead(404, { "Content-Type": "text/plain" });
+        res.end("not found");
+        return;
+      }
+      res.writeHead(200, { "Content-Type": TYPES[path.extname(file).toLowerCase()] || "application/octet-stream" });
+      res.end(body);
+    });
+  });
+});
+server.listen(APP_PORT, "127.0.0.1");
+
+let browser = null;
+let restarts = 0;
+
+function startBrowser() {
+  const profile = path.join(STATE, "chrome");
+  fs.rmSync(profile, { recursive: true, force: true });
+  browser = spawn(CHROMIUM, [...CHROMIUM_ARGS, `--user-data-dir=${profile}`, "about:blank"], {
+    stdio: ["ignore", "ignore", fs.openSync(path.join(STATE, "chromium.log"), "a")],
+  });
+  browser.on("exit", (code, signal) => {
+    // A crashed or killed browser is brought back; the driver sees the dropped connection and
+    // retries the run (an infrastructure failure, not the app's result).
+    restarts += 1;
+    fs.writeFileSync(path.join(STATE, "browser-restarts"), String(restarts));
+    setTimeout(startBrowser, 200);
+  });
+}
+startBrowser();
+
+for (const sig of ["SIGTERM", "SIGINT"]) {
+  process.on(sig, () => {
+    if (browser) browser.kill("SIGKILL");
+    process.exit(0);
+  });
+}

@@ -1,0 +1,181 @@
+"""Benchmarks of the grid (issue 3's targets), each reported against a baseline measured side by side.
+
+- sandbox start: cold (container → Chromium answering) and warm (run assigned → first screenshot on a
+  reused sandbox), against the same steps with a Chromium launched on this machine (local backend);
+- scheduler dispatch of 100,000 no-op runs through Ray actors: runs/s and the driver's peak memory,
+  against the in-process scheduler on the same plan;
+- demo throughput with 1 vs 2 workers (a slice of the demo sweep, Docker sandboxes): scaling efficiency.
+
+    .venv/bin/python tests/benchmarks/bench_grid.py [--only start|dispatch|scaling]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import yaml
+from playwright.async_api import async_playwright
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+
+from cluster.docker_sandbox import DockerSandbox  # noqa: E402
+from evaluator.browser import launch_browser  # noqa: E402
+from evaluator.sandbox import LOOPBACK  # noqa: E402
+
+APP = (ROOT / "fixtures" / "apps" / "dead-button.html").read_text(encoding="utf-8")
+
+
+async def _first_screenshot(browser, host, root: Path) -> float:  # type: ignore[no-untyped-def]
+    started = time.perf_counter()
+    async with host.serve(root, []) as origin:
+        context = await browser.new_context(viewport={"width": 1280, "height": 800})
+        page = await context.new_page()
+        await page.goto(f"{origin}/index.html", wait_until="load")
+        await page.screenshot()
+        elapsed = time.perf_counter() - started
+        await context.close()
+    return elapsed
+
+
+async def bench_start(repeats: int) -> dict[str, object]:
+    root = Path(tempfile.mkdtemp()) / "app"
+    root.mkdir()
+    (root / "index.html").write_text(APP, encoding="utf-8")
+    cold_docker, cold_local, warm_docker, warm_local = [], [], [], []
+    async with async_playwright() as playwright:
+        for _ in range(repeats):
+            started = time.perf_counter()
+            sandbox = DockerSandbox()
+            await sandbox.start()
+            browser = await sandbox.browser(playwright)
+            cold_docker.append(time.perf_counter() - started)
+            for _ in range(5):
+                warm_docker.append(await _first_screenshot(browser, sandbox, root))
+            await sandbox.close()
+
+            started = time.perf_counter()
+            local = await launch_browser(playwright)
+            cold_local.append(time.perf_counter() - started)
+            for _ in range(5):
+                warm_local.append(await _first_screenshot(local, LOOPBACK, root))
+            await local.close()
+    med = statistics.median
+    return {
+        "cold_start_s": {"docker": round(med(cold_docker), 3), "local": round(med(cold_local), 3),
+                         "ratio": round(med(cold_docker) / med(cold_local), 2), "target_docker_s": 2.0},
+        "warm_start_p50_ms": {"docker": round(med(warm_docker) * 1000, 1), "local": round(med(warm_local) * 1000, 1),
+                              "ratio": round(med(warm_docker) / med(warm_local), 2), "target_docker_ms": 300},
+        "samples": {"cold": repeats, "warm": len(warm_docker)},
+    }
+
+
+_DISPATCH = """
+import asyncio, json, resource, sys, time, tempfile
+from pathlib import Path
+sys.path.insert(0, {root!r})
+from cluster.sweep import load_sweep
+from cluster.worker import WorkerSettings
+from cluster.grid import RayOptions, RayScheduler
+from cluster.runner import LocalScheduler
+
+async def main():
+    sweep = load_sweep(Path({sweep!r}))
+    settings = WorkerSettings(run_dir=tempfile.mkdtemp(), backend="noop")
+    if {which!r} == "ray":
+        import ray
+        ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, object_store_memory=256 * 2**20)
+        scheduler = RayScheduler(settings, RayOptions(workers=2, shard_size={shard}, depth=2))
+    else:
+        scheduler = LocalScheduler(settings, 2)
+    started = time.perf_counter()
+    count = 0
+    async for _ in scheduler.execute(sweep.plan()):
+        count += 1
+    seconds = time.perf_counter() - started
+    print(json.dumps({{"runs": count, "seconds": seconds,
+                      "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}}))
+
+asyncio.run(main())
+"""
+
+
+def bench_dispatch(runs: int, shard: int) -> dict[str, object]:
+    root = Path(tempfile.mkdtemp())
+    queries = 1000
+    candidates = runs // queries
+    (root / "answers").mkdir()
+    docs = [{"id": f"q{i:05d}", "brief": "b", "domain": "d", "leaf": "l", "difficulty": "easy", "language": "en",
+             "kind": "interactive_application"} for i in range(queries)]
+    (root / "queries.yaml").write_text(yaml.safe_dump({"queries": docs}))
+    (root / "sweep.yaml").write_text(yaml.safe_dump({
+        "name": "dispatch", "queries": "queries.yaml",
+        "candidates": [{"id": f"m{c:03d}", "answers": "answers"} for c in range(candidates)]}))
+    results = {}
+    for which in ("local", "ray"):
+        code = _DISPATCH.format(root=str(ROOT), sweep=str(root / "sweep.yaml"), which=which, shard=shard)
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+        results[which] = json.loads(out.strip().splitlines()[-1])
+    ray, local = results["ray"], results["local"]
+    return {
+        "runs": ray["runs"], "shard_size": shard,
+        "ray_runs_per_s": round(ray["runs"] / ray["seconds"]), "in_process_runs_per_s":
+            round(local["runs"] / local["seconds"]),
+        "ratio_ray_vs_in_process": round((ray["runs"] / ray["seconds"]) / (local["runs"] / local["seconds"]), 2),
+        "driver_peak_rss_mib": {"ray": round(ray["peak_rss_mib"]), "in_process": round(local["peak_rss_mib"])},
+        "targets": {"runs_per_s": 5000, "driver_peak_mib": 1024},
+    }
+
+
+def bench_scaling(queries: int) -> dict[str, object]:
+    root = Path(tempfile.mkdtemp())
+    demo = yaml.safe_load((ROOT / "fixtures" / "sweeps" / "demo.yaml").read_text())
+    all_queries = yaml.safe_load((ROOT / "fixtures" / "queries" / "cookie-mini.yaml").read_text())["queries"]
+    demo["queries"] = str(ROOT / "fixtures" / "queries" / "cookie-mini.yaml")
+    demo["only_queries"] = [q["id"] for q in all_queries[:queries]]
+    for candidate in demo["candidates"]:
+        candidate["answers"] = str(ROOT / "fixtures" / "answers" / candidate["id"])
+    sweep = root / "sweep.yaml"
+    sweep.write_text(yaml.safe_dump(demo))
+    seconds = {}
+    for workers in (1, 2):
+        started = time.perf_counter()
+        subprocess.run([sys.executable, "-m", "cluster.cli", "run", str(sweep), "--run-dir", str(root / f"w{workers}"),
+                        "--no-progress", "--workers", str(workers)], cwd=ROOT, check=True, capture_output=True)
+        seconds[workers] = time.perf_counter() - started
+    runs = queries * len(demo["candidates"])
+    speedup = seconds[1] / seconds[2]
+    return {"runs": runs, "seconds": {f"{k} worker(s)": round(v, 1) for k, v in seconds.items()},
+            "runs_per_min": {f"{k} worker(s)": round(runs / v * 60, 1) for k, v in seconds.items()},
+            "speedup_2_vs_1": round(speedup, 2), "scaling_efficiency": round(speedup / 2, 2)}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--only", choices=["start", "dispatch", "scaling"])
+    parser.add_argument("--runs", type=int, default=100_000)
+    parser.add_argument("--shard-size", type=int, default=500)
+    parser.add_argument("--scaling-queries", type=int, default=8)
+    args = parser.parse_args()
+    report: dict[str, object] = {}
+    if args.only in (None, "start"):
+        report["start"] = asyncio.run(bench_start(repeats=5))
+        print(json.dumps({"start": report["start"]}, indent=2), flush=True)
+    if args.only in (None, "dispatch"):
+        report["dispatch"] = bench_dispatch(args.runs, args.shard_size)
+        print(json.dumps({"dispatch": report["dispatch"]}, indent=2), flush=True)
+    if args.only in (None, "scaling"):
+        report["scaling"] = bench_scaling(args.scaling_queries)
+        print(json.dumps({"scaling": report["scaling"]}, indent=2), flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,159 @@
+"""The Docker sandbox for real: a container from `make images`, Chromium inside, driven over the exec bridge."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import pytest
+from playwright.async_api import async_playwright
+
+from cluster.docker_sandbox import DockerSandbox, collect_garbage, docker
+from evaluator.collect import collect_evidence
+from evaluator.evidence import verify_bundle
+from evaluator.models import AgentConfig
+from tests.support import ROOT, app_artifact, app_query, html_artifact, require_docker
+
+pytestmark = [pytest.mark.browser, pytest.mark.docker]
+
+
+@pytest.fixture(autouse=True)
+def _docker() -> None:
+    require_docker()
+
+
+def _inspect(name: str) -> dict[str, Any]:
+    out = subprocess.run(["docker", "inspect", name], capture_output=True, check=True, text=True).stdout
+    doc: dict[str, Any] = json.loads(out)[0]
+    return doc
+
+
+def test_container_is_hardened_and_has_no_network() -> None:
+    async def scenario() -> tuple[dict[str, Any], str]:
+        sandbox = DockerSandbox()
+        await sandbox.start()
+        try:
+            probe = ("id -u; (touch /probe && echo root-writable) 2>/dev/null || echo root-readonly; "
+                     "ls /sys/class/net; grep -c . /proc/net/route; cat /proc/1/comm; "
+                     "grep CapEff /proc/self/status")
+            code, out, err = await docker("exec", sandbox.name, "sh", "-c", probe)
+            assert code == 0, err
+            return _inspect(sandbox.name), out
+        finally:
+            await sandbox.close()
+
+    info, out = asyncio.run(scenario())
+    host = info["HostConfig"]
+    assert host["NetworkMode"] == "none"
+    assert host["CapDrop"] == ["ALL"] and not host["CapAdd"]
+    assert host["ReadonlyRootfs"] is True
+    assert "no-new-privileges" in host["SecurityOpt"]
+    assert host["Memory"] == 1536 * 1024 * 1024 and host["PidsLimit"] == 256 and host["NanoCpus"] == 10**9
+    assert not host["Privileged"]
+    lines = out.split()
+    assert lines[0] == "10001"  # not root
+    assert lines[1] == "root-readonly"
+    assert lines[2:4] == ["lo", "1"]  # loopback only; the route table has just its header line
+    assert lines[4] == "tini"
+    assert lines[-1] == "0000000000000000"  # no effective capabilities
+
+
+def test_evidence_collected_inside_the_sandbox_names_it_and_verifies(tmp_path: Path) -> None:
+    async def scenario() -> None:
+        sandbox = DockerSandbox()
+        await sandbox.start()
+        try:
+            async with async_playwright() as playwright:
+                browser = await sandbox.browser(playwright)
+                await collect_evidence(browser=browser, artifact=app_artifact("dead-button.html"),
+                                       query=app_query("dead-button.html"), agent=AgentConfig(max_steps=3),
+                                       bundle_dir=tmp_path / "bundle", evidence_key="evidence-docker", host=sandbox)
+        finally:
+            await sandbox.close()
+
+    asyncio.run(scenario())
+    manifest = verify_bundle(tmp_path / "bundle")
+    assert manifest.tools.sandbox.startswith("docker evalgrid/sandbox:dev sha256:")
+    assert "no network" in manifest.tools.sandbox
+    assert "GET /index.html" in (tmp_path / "bundle" / "server.log").read_text()
+    assert (tmp_path / "bundle" / "interaction" / "video.mp4").stat().st_size > 1000
+
+
+def test_reset_between_runs_leaves_nothing_of_the_previous_app(tmp_path: Path) -> None:
+    """App A leaves a file, a stray process and storage behind; app B, on the same sandbox, sees none of it."""
+    first = html_artifact("first", "<h1>first</h1><script>localStorage.setItem('x','from-first')</script>",
+                          extra={"secret.txt": "only in the first app"})
+    probe = html_artifact("second", textwrap.dedent("""
+        <h1 id=out>second</h1>
+        <script>
+          fetch('/secret.txt').then(r => {
+            document.title = 'secret:' + r.status + ';ls:' + localStorage.getItem('x'); });
+        </script>"""))
+
+    async def scenario() -> tuple[str, str]:
+        sandbox = DockerSandbox()
+        await sandbox.start()
+        try:
+            async with async_playwright() as playwright:
+                browser = await sandbox.browser(playwright)
+                root = tmp_path / "first"
+                root.mkdir()
+                for rel, content in first.files.items():
+                    (root / rel).write_text(content)
+                async with sandbox.serve(root, []) as origin:
+                    context = await browser.new_context()
+                    page = await context.new_page()
+                    await page.goto(f"{origin}/index.html")
+                    await context.close()
+                # A process the app left running (what a dev server would be), as the sandbox user.
+                await docker("exec", "-d", sandbox.name, "sh", "-c", "exec -a /srv/app/stray sleep 600")
+                root = tmp_path / "second"
+                root.mkdir()
+                (root / "index.html").write_text(probe.files["index.html"])
+                async with sandbox.serve(root, []) as origin:
+                    context = await browser.new_context()
+                    page = await context.new_page()
+                    await page.goto(f"{origin}/index.html")
+                    await page.wait_for_function("document.title.startsWith('secret:')")
+                    title = await page.title()
+                    await context.close()
+                _, procs, _ = await docker("exec", sandbox.name, "sh", "-c", "cat /proc/[0-9]*/cmdline | tr '\\0' ' '")
+                return title, procs
+        finally:
+            await sandbox.close()
+
+    title, procs = asyncio.run(scenario())
+    assert title == "secret:404;ls:null"
+    assert "/srv/app/stray" not in procs
+
+
+def test_gc_removes_the_containers_of_a_driver_killed_with_sigkill(tmp_path: Path) -> None:
+    script = tmp_path / "driver.py"
+    script.write_text(textwrap.dedent(f"""
+        import asyncio, sys
+        sys.path.insert(0, {str(ROOT)!r})
+        from cluster.docker_sandbox import DockerSandbox
+        async def main():
+            sandbox = DockerSandbox()
+            await sandbox.start()
+            print(sandbox.name, flush=True)
+            await asyncio.sleep(600)
+        asyncio.run(main())
+    """))
+    driver = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, text=True)
+    assert driver.stdout is not None
+    name = driver.stdout.readline().strip()
+    assert name.startswith("evalgrid-sbx-")
+    os.kill(driver.pid, signal.SIGKILL)
+    driver.wait()
+    assert _inspect(name)["State"]["Running"]  # the orphan is still there ...
+    removed = asyncio.run(collect_garbage())
+    assert name in removed  # ... until garbage collection removes it
+    assert subprocess.run(["docker", "inspect", name], capture_output=True).returncode != 0
