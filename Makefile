@@ -66,6 +66,8 @@ lint: venv
 bench: setup
 	$(BIN)/python tests/benchmarks/bench_static_perception.py
 	$(BIN)/python tests/benchmarks/bench_reducer.py
+	$(BIN)/python tests/benchmarks/bench_resume.py
+	$(BIN)/python tests/benchmarks/bench_grid.py
 
 clean:
 	rm -rf $(VENV) $(STAMPS) runs *.egg-info

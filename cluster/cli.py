@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import sys
 import time
@@ -12,7 +13,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from pydantic import BaseModel
-from rich.console import Console
+from rich.console import Console, Group
+from rich.live import Live
 from rich.markup import escape
 from rich.progress import (
     BarColumn,
@@ -183,7 +185,9 @@ def _cmd_run(args: argparse.Namespace, console: Console) -> int:
                         disable=args.no_progress)
     counts: Counter[str] = Counter()
     task = progress.add_task("runs", total=sweep.size, counts="", rate="")
-    workers_task = progress.add_task("workers", total=None, counts="starting ...", rate="", visible=False)
+    # Per-worker health on its own line, without a bar: runs, failures, sandbox restarts, busy/idle.
+    health = Progress(TextColumn("[bold]workers[/] {task.fields[line]}"), console=console, disable=args.no_progress)
+    workers_task = health.add_task("workers", line="starting ...")
 
     def on_start(total: int, skipped: int) -> None:
         if skipped:
@@ -213,7 +217,7 @@ def _cmd_run(args: argparse.Namespace, console: Console) -> int:
         watch: list[asyncio.Task[None]] = []
 
         def on_scheduler(scheduler: Scheduler) -> None:
-            watch.append(asyncio.create_task(_watch_workers(scheduler, progress, workers_task)))
+            watch.append(asyncio.create_task(_watch_workers(scheduler, health, workers_task)))
 
         try:
             return await run_sweep(sweep, run_dir, grid=grid, on_start=on_start, on_outcome=count,
@@ -222,7 +226,8 @@ def _cmd_run(args: argparse.Namespace, console: Console) -> int:
             for watcher in watch:
                 watcher.cancel()
 
-    with progress:
+    with Live(Group(progress, health), console=console, transient=False, refresh_per_second=4,
+              redirect_stderr=False) if not args.no_progress else contextlib.nullcontext():
         result = asyncio.run(main())
     if result.removed_containers:
         console.print(f"removed {len(result.removed_containers)} sandbox container(s) left by dead processes")
@@ -243,7 +248,6 @@ def _cmd_run(args: argparse.Namespace, console: Console) -> int:
 
 async def _watch_workers(scheduler: Scheduler, progress: Progress, task: TaskID) -> None:
     """Refresh the per-worker health line every 2 s: runs, failures, sandbox restarts, current run."""
-    progress.update(task, visible=True)
     while True:
         await asyncio.sleep(2)
         parts = []
@@ -252,7 +256,7 @@ async def _watch_workers(scheduler: Scheduler, progress: Progress, task: TaskID)
             parts.append(f"{health.worker_id.removeprefix('worker-')}:{state} {health.runs} runs"
                          + (f" {health.failures} failed" if health.failures else "")
                          + (f" {health.sandbox_restarts} restarts" if health.sandbox_restarts else ""))
-        progress.update(task, counts=" | ".join(parts))
+        progress.update(task, line=" | ".join(parts))
 
 
 def _cmd_sandbox_gc(args: argparse.Namespace, console: Console) -> int:

@@ -26,11 +26,13 @@ from playwright.async_api import Error as PlaywrightError
 
 from cluster.cdp_bridge import ExecBridge
 from evaluator.errors import BrowserUnavailableError, ConfigError, InfrastructureError
+from evaluator.soundtrack import AudioSource, parec_arguments
 
 DEFAULT_IMAGE = "evalgrid/sandbox:dev"
 LABEL = "evalgrid.sandbox"
 OWNER_LABEL = "evalgrid.owner"
 APP_ORIGIN = "http://127.0.0.1:8080"
+_PULSE_SERVER = "unix:/tmp/evalgrid/pulse/pulse.sock"
 _USER = "10001"
 
 
@@ -139,6 +141,11 @@ class DockerSandbox:
                 await asyncio.sleep(0.1)
         raise BrowserUnavailableError(f"Chromium in sandbox {self.name} did not answer within {wait_s:.0f} s: {last}")
 
+    @property
+    def audio(self) -> AudioSource:
+        """The sandbox's sound: its PulseAudio sink, recorded through ``docker exec``."""
+        return _ContainerAudio(self.name)
+
     def serve(self, root: Path, log: list[str]) -> AbstractAsyncContextManager[str]:
         """Replace the container's app with ``root`` (stray processes of the last app are killed first)."""
         return self._serve(root, log)
@@ -179,6 +186,15 @@ class DockerSandbox:
             self._bridge = None
         if self.name:
             await docker("rm", "--force", "--volumes", self.name, timeout=60)
+
+
+@dataclass(frozen=True)
+class _ContainerAudio:
+    container: str
+
+    def capture_command(self, latency_ms: int) -> list[str]:
+        return ["docker", "exec", self.container, "env", f"PULSE_SERVER={_PULSE_SERVER}", "parec",
+                *parec_arguments("evalgrid.monitor", latency_ms)]
 
 
 def _tar(root: Path) -> bytes:

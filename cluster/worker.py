@@ -140,6 +140,11 @@ class RunWorker:
             raise ConfigError(f"unknown sandbox backend {self.settings.backend!r}; use docker or local")
         await self._backend.browser()
 
+    @property
+    def sandbox(self) -> DockerSandbox | None:
+        """The worker's sandbox container (Docker backend only)."""
+        return self._backend.sandbox if isinstance(self._backend, _DockerBackend) else None
+
     async def close(self) -> None:
         """Remove the sandbox and stop Playwright."""
         if self._backend is not None:

@@ -26,6 +26,13 @@ LAUNCH_ARGS = (
     "--autoplay-policy=no-user-gesture-required",
     "--force-color-profile=srgb",
     "--font-render-hinting=none",
+    # Request interception (confine_to_origin) sees only HTTP: WebSockets, preconnects and WebRTC
+    # went straight past it in a test with a canary. A dead proxy for everything but loopback, no
+    # name resolution and no non-proxied UDP close those; the Docker sandbox has no network at all.
+    "--proxy-server=http://127.0.0.1:9",
+    "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE localhost, EXCLUDE 127.0.0.1",
+    "--force-webrtc-ip-handling-policy=disable_non_proxied_udp",
+    "--webrtc-ip-handling-policy=disable_non_proxied_udp",
 )
 
 

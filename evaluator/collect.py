@@ -7,12 +7,14 @@ written as the run goes and committed by its manifest at the end.
 
 from __future__ import annotations
 
+import asyncio
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from importlib import metadata
 from pathlib import Path
+from typing import Any, TypeVar
 
-from playwright.async_api import Browser
+from playwright.async_api import Browser, Page
 from playwright.async_api import Error as PlaywrightError
 
 from evaluator.console import PageLog
@@ -26,6 +28,7 @@ from evaluator.perception import perceive
 from evaluator.policies import policies
 from evaluator.sandbox import LOOPBACK, AppHost
 from evaluator.screencast import ScreenRecorder, ffmpeg_version
+from evaluator.soundtrack import AudioCapture, AudioRecorder, AudioSource, mux_audio
 
 
 def _package_version(name: str) -> str:
@@ -34,6 +37,8 @@ def _package_version(name: str) -> str:
         return metadata.version(name)
     except metadata.PackageNotFoundError:
         return "unknown"
+
+T = TypeVar("T")
 
 
 async def collect_evidence(
@@ -61,6 +66,7 @@ async def collect_evidence(
     recorder: ScreenRecorder | None = None
     interaction: Interaction | None = None
     failure: dict[str, str] | None = None
+    sound = _Soundtrack(host.audio, writer.path("interaction/.audio.wav"))
     async with host.serve(bundle_dir / "source", server_log) as origin:
         url = f"{origin}/{artifact.entrypoint}"
         try:
@@ -79,6 +85,7 @@ async def collect_evidence(
                 cdp = await desktop.new_cdp_session(page)
                 freezer = FreezeController(page, cdp)
                 recorder = ScreenRecorder(cdp, writer.directory("interaction/.frames"))
+                await sound.start()  # first: no part of the video may precede the audio
                 await recorder.start()
                 interaction = Interaction(
                     page=page, app_url=url, writer=writer, recorder=recorder, freezer=freezer, log=log,
@@ -86,16 +93,20 @@ async def collect_evidence(
                 )
                 try:
                     await freezer.start()
-                    result = await interaction.run()
+                    result = await _unless_crashed(page, interaction.run())
                     summary, coverage, ended_by = result.summary, result.coverage.model_dump(), result.ended_by
                 except Exception as exc:  # noqa: BLE001 - a page that crashes mid-run is evidence about the app
                     if not browser.is_connected():
                         raise InfrastructureError(f"the browser died during the interaction: {exc}") from exc
                     error = f"{type(exc).__name__}: {str(exc)[:500]}"
                     summary, coverage, ended_by = interaction.fallback_summary(error), None, "page_failure"
-                await recorder.stop()
+                try:
+                    await asyncio.wait_for(recorder.stop(), 10)
+                except TimeoutError:
+                    pass  # a dead tab may never answer; the frames received so far are the video
                 timings["interaction"] = time.monotonic() - mark
             finally:
+                await sound.stop()
                 await desktop.close()
 
     if failure is not None or recorder is None or interaction is None:
@@ -115,6 +126,7 @@ async def collect_evidence(
     mark = time.monotonic()
     video_s = recorder.encode(writer.path("interaction/video.mp4"))
     recorder.discard_frames()
+    audio = sound.mux_into(writer.path("interaction/video.mp4"), video_started_at=recorder.started_at)
     timings["encode"] = time.monotonic() - mark
     writer.write_json("interaction/trace.json", [s.model_dump(mode="json") for s in interaction.trace])
     writer.write_json("interaction/frames.json", recorder.timeline())
@@ -122,11 +134,84 @@ async def collect_evidence(
         "ended_by": ended_by, "error": error, "coverage": coverage, "steps": len(interaction.trace),
         "video_duration_s": round(video_s, 3), "frames": recorder.frame_count,
         "wall_duration_s": round(recorder.stopped_at - recorder.started_at, 3),
-        "console_entries_dropped": log.dropped,
+        "console_entries_dropped": log.dropped, "audio": audio,
     })
     writer.write_json("agent_summary.json", summary)
     return _finish(writer, artifact, agent, browser, host, evidence_key, timings, log, blocked, server_log, started,
                    video_time=lambda wall: round(recorder.video_time(wall), 3) if wall >= recorder.started_at else None)
+
+
+class _PageCrashed(Exception):
+    """The tab's renderer died (out of memory, killed): the app's failure, not the browser's."""
+
+
+async def _unless_crashed(page: Page, work: Coroutine[Any, Any, T]) -> T:
+    """Await ``work`` unless the page crashes first: calls into a crashed page may never return."""
+    crashed: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+
+    def on_crash(_: Page) -> None:
+        if not crashed.done():
+            crashed.set_result(None)
+
+    page.on("crash", on_crash)
+    task = asyncio.ensure_future(work)
+    try:
+        waiters: set[asyncio.Future[Any]] = {task, crashed}
+        await asyncio.wait(waiters, return_when=asyncio.FIRST_COMPLETED)
+        if task.done():
+            return task.result()
+        raise _PageCrashed("the page crashed: its renderer process died (out of memory or killed)")
+    finally:
+        page.remove_listener("crash", on_crash)
+        if not task.done():
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
+        if not crashed.done():
+            crashed.cancel()
+
+
+class _Soundtrack:
+    """The interaction's sound, when the host can record it; a failure to record costs the track, not the run."""
+
+    def __init__(self, source: AudioSource | None, wav: Path) -> None:
+        self._recorder = AudioRecorder(source, wav) if source is not None else None
+        self._wav = wav
+        self._capture: AudioCapture | None = None
+        self.note = "no audio source (the local backend's Chromium is muted)" if source is None else ""
+
+    async def start(self) -> None:
+        if self._recorder is None:
+            return
+        try:
+            await asyncio.to_thread(self._recorder.start)
+        except InfrastructureError as exc:
+            self._recorder, self.note = None, f"audio capture failed to start: {exc}"
+
+    async def stop(self) -> None:
+        recorder, self._recorder = self._recorder, None
+        if recorder is None:
+            return
+        try:
+            self._capture = await asyncio.to_thread(recorder.stop)
+        except InfrastructureError as exc:
+            self.note = f"audio capture failed: {exc}"
+
+    def mux_into(self, video: Path, *, video_started_at: float) -> dict[str, Any]:
+        """Add the recorded sound to ``video`` (its clock starts at ``video_started_at``, time.time())."""
+        capture = self._capture
+        if capture is None or capture.duration_s <= 0:
+            self._wav.unlink(missing_ok=True)
+            return {"track": False, "note": self.note or "no audio was captured"}
+        offset = capture.started_at_wall - video_started_at
+        muxed = video.with_name(".with-audio.mp4")
+        try:
+            mux_audio(video, capture.wav, offset_s=offset, out=muxed)
+            muxed.replace(video)
+        finally:
+            muxed.unlink(missing_ok=True)
+            self._wav.unlink(missing_ok=True)
+        return {"track": True, "offset_s": round(offset, 4), "lag_s": round(capture.lag_s, 4),
+                "captured_s": round(capture.duration_s, 3)}
 
 
 def _finish(writer: EvidenceWriter, artifact: Artifact, agent: AgentConfig, browser: Browser, host: AppHost,

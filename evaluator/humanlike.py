@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import math
 import random
+import time
 
 from playwright.async_api import Page
 
@@ -18,6 +19,8 @@ class HumanInput:
         self._mouse_steps = mouse_steps
         self._typing_delay_ms = typing_delay_ms
         self._x, self._y = 640.0, 400.0
+        self.last_input_wall: float | None = None
+        """``time.time()`` of the last press or first keystroke: when the app received the input."""
 
     async def move_to(self, x: float, y: float) -> None:
         """Move along a slightly curved path to viewport point (x, y)."""
@@ -35,12 +38,14 @@ class HumanInput:
 
     async def click(self) -> None:
         """Press and release at the current position with a human hold time."""
+        self.last_input_wall = time.time()
         await self._page.mouse.down()
         await asyncio.sleep(self._rng.uniform(0.04, 0.09))
         await self._page.mouse.up()
 
     async def type(self, text: str) -> None:
         """Type ``text`` one key at a time with jittered delays."""
+        self.last_input_wall = time.time()
         for char in text:
             await self._page.keyboard.type(char)
             jitter = self._rng.uniform(0.5, 1.5) * self._typing_delay_ms / 1000

@@ -70,6 +70,7 @@ class _Pending:
     pre_state: str
     pre_shot: bytes | None
     result: ActionResult | None
+    input_wall: float | None = None
 
 
 class Interaction:
@@ -172,6 +173,7 @@ class Interaction:
             observed_at_s=round(video(pending.observed_wall), 3),
             deliberation_s=round(pending.deliberation_s, 3),
             action_start_s=round(video(pending.start_wall), 3), action_end_s=round(video(observed_wall), 3),
+            input_at_s=round(video(pending.input_wall), 3) if pending.input_wall is not None else None,
         ))
 
     async def _act(self, action: Action, observation: Observation, observed_wall: float,
@@ -181,10 +183,12 @@ class Interaction:
             target = observation.elements[action.element]
         pending = _Pending(action, target, observation, observed_wall, deliberation, time.time(), observation.state,
                            None, None)
+        self._input.last_input_wall = None
         try:
             await self._perform(action, target, pending)
         except Exception as exc:  # noqa: BLE001 - an action that fails is an observation, not a crash
             pending.result = ActionResult(status=ResultStatus.FAILED, detail=f"{type(exc).__name__}: {exc}"[:300])
+        pending.input_wall = self._input.last_input_wall
         if target is not None:
             self._exercised.add(target.selector)
         await asyncio.sleep(self._config.action_pause_ms / 1000)

@@ -190,3 +190,5 @@ class StepRecord(_Wire):
     """Video time the action began."""
     action_end_s: float
     """Video time the action's effect was observed."""
+    input_at_s: float | None = None
+    """Video time the app received the input (the press of a click, the first keystroke), when there was one."""

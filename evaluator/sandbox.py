@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Protocol
 
 from evaluator.serve import serve_directory
+from evaluator.soundtrack import AudioSource
 
 
 class AppHost(Protocol):
@@ -21,6 +22,11 @@ class AppHost(Protocol):
     @property
     def label(self) -> str:
         """What the evidence manifest records as the sandbox; part of the evidence key."""
+        ...
+
+    @property
+    def audio(self) -> AudioSource | None:
+        """Where the browser's sound can be recorded, or ``None`` (the video then has no audio track)."""
         ...
 
     def serve(self, root: Path, log: list[str]) -> AbstractAsyncContextManager[str]:
@@ -32,6 +38,7 @@ class LoopbackHost:
     """Serves the app from this process on 127.0.0.1: request filtering only, NOT a sandbox."""
 
     label = "local (loopback only; NOT a sandbox)"
+    audio: AudioSource | None = None  # Playwright mutes the Chromium it launches headless
 
     @asynccontextmanager
     async def _serve(self, root: Path, log: list[str]) -> AsyncIterator[str]:

@@ -30,7 +30,7 @@ import time
 import wave
 from pathlib import Path
 from types import TracebackType
-from typing import IO, NamedTuple, Self
+from typing import IO, NamedTuple, Protocol, Self
 
 import numpy as np
 
@@ -56,6 +56,20 @@ def _require(tool: str, package: str) -> str:
     if found is None:
         raise InfrastructureError(f"{tool} is not installed: install Debian's '{package}' package (make setup does)")
     return found
+
+
+class AudioSource(Protocol):
+    """Something whose sound can be captured: a local :class:`AudioSink`, or one inside a sandbox."""
+
+    def capture_command(self, latency_ms: int) -> list[str]:
+        """argv of a process that writes the sound to stdout as raw s16le, :data:`SAMPLE_RATE` Hz, stereo."""
+        ...
+
+
+def parec_arguments(monitor: str, latency_ms: int) -> list[str]:
+    """``parec``'s arguments (after the program name) for a raw capture of ``monitor``."""
+    return ["--raw", f"--device={monitor}", "--format=s16le", f"--rate={SAMPLE_RATE}", f"--channels={CHANNELS}",
+            f"--latency-msec={latency_ms}", "--client-name=evalgrid-recorder"]
 
 
 class AudioSink:
@@ -93,6 +107,11 @@ class AudioSink:
     def env(self) -> dict[str, str]:
         """Variables a client (Chromium, parec) needs on top of its usual environment."""
         return {"PULSE_SERVER": self.server, "PULSE_SINK": self.sink_name}
+
+    def capture_command(self, latency_ms: int) -> list[str]:
+        """``parec`` on this sink's monitor, pointed at this daemon."""
+        return [_require("env", "coreutils"), *(f"{k}={v}" for k, v in self.env.items()),
+                _require("parec", "pulseaudio"), *parec_arguments(self.monitor, latency_ms)]
 
     @property
     def log_path(self) -> Path:
@@ -196,7 +215,7 @@ class AudioCapture(NamedTuple):
 
 
 class AudioRecorder:
-    """Captures the sink's monitor into ``wav`` with ``parec``, timing the first sample.
+    """Captures a source (a sink's monitor, through ``parec``) into ``wav``, timing the first sample.
 
     Timing: parec delivers the monitor in blocks of ``latency_ms``; the data read by instant t
     holds n frames, so the first frame was rendered no later than ``t - n / rate``. The smallest
@@ -205,8 +224,8 @@ class AudioRecorder:
     reply, an error within one block (10 ms) either way.
     """
 
-    def __init__(self, sink: AudioSink, wav: Path, *, latency_ms: int = 10) -> None:
-        self._sink = sink
+    def __init__(self, source: AudioSource, wav: Path, *, latency_ms: int = 10) -> None:
+        self._source = source
         self._wav = wav
         self._latency_ms = latency_ms
         self._proc: subprocess.Popen[bytes] | None = None
@@ -230,17 +249,13 @@ class AudioRecorder:
         The wait was 17-110 ms (median 37) on this module's ``norewinds`` sink. Call it before the
         screencast starts, so that no part of the video precedes the audio.
         """
-        parec = _require("parec", "pulseaudio")
         self._wav.parent.mkdir(parents=True, exist_ok=True)
-        cmd = [
-            parec, "--raw", f"--device={self._sink.monitor}", "--format=s16le", f"--rate={SAMPLE_RATE}",
-            f"--channels={CHANNELS}", f"--latency-msec={self._latency_ms}", "--client-name=evalgrid-recorder",
-        ]
+        cmd = self._source.capture_command(self._latency_ms)
         self._clock_offset = time.time() - time.monotonic()
         # stderr to a file, not a pipe: nobody drains a pipe during a long recording.
         self._errors = tempfile.TemporaryFile()
         self._proc = subprocess.Popen(
-            cmd, env={**os.environ, **self._sink.env}, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+            cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
             stderr=self._errors, bufsize=0,
         )
         # A thread, not the event loop: reads must not wait behind a busy loop, or the timing
@@ -258,7 +273,7 @@ class AudioRecorder:
                 detail = self._errors.read().decode(errors="replace").strip()[-300:]
             self._halt()
             said = detail or ("parec delivered nothing" if code is None else f"parec exited with {code}")
-            raise InfrastructureError(f"no audio from {self._sink.monitor} within {timeout_s:.0f} s: {said}")
+            raise InfrastructureError(f"no audio from `{' '.join(cmd[:4])} ...` within {timeout_s:.0f} s: {said}")
         return self._bound
 
     def _pump(self, stream: IO[bytes]) -> None:

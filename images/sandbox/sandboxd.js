@@ -7,6 +7,7 @@
 
 const fs = require("fs");
 const http = require("http");
+const net = require("net");
 const path = require("path");
 const { spawn } = require("child_process");
 
@@ -15,6 +16,8 @@ const STATE = process.env.EVALGRID_STATE || "/tmp/evalgrid";
 const APP_PORT = 8080;
 const DEVTOOLS_PORT = 9222;
 const CHROMIUM = process.env.EVALGRID_CHROMIUM || "/usr/bin/chromium";
+const PULSE_DIR = path.join(STATE, "pulse");
+const PULSE_SOCKET = path.join(PULSE_DIR, "pulse.sock");
 
 // Same flags as the local backend's launch, plus belt-and-braces egress denial inside the browser:
 // a dead proxy for every non-loopback URL, no name resolution, no non-proxied UDP (WebRTC).
@@ -74,6 +77,37 @@ const server = http.createServer((req, res) => {
 });
 server.listen(APP_PORT, "127.0.0.1");
 
+// The page's sound: a private PulseAudio daemon with one null sink ("evalgrid"); the driver records
+// its monitor with `docker exec ... parec` (evaluator/soundtrack.py). Everything lives under
+// PULSE_DIR because the root filesystem is read-only. Flags as measured there: no realtime or
+// shm (no capabilities, tiny /dev/shm), norewinds so a new recording gets data at once.
+function startAudio(onReady) {
+  for (const sub of ["home", "config", "state", "run"]) fs.mkdirSync(path.join(PULSE_DIR, sub), { recursive: true });
+  fs.chmodSync(PULSE_DIR, 0o700);
+  const env = {
+    ...process.env, HOME: path.join(PULSE_DIR, "home"), XDG_CONFIG_HOME: path.join(PULSE_DIR, "config"),
+    XDG_RUNTIME_DIR: path.join(PULSE_DIR, "run"), PULSE_RUNTIME_PATH: path.join(PULSE_DIR, "run"),
+    PULSE_STATE_PATH: path.join(PULSE_DIR, "state"),
+  };
+  const daemon = spawn("pulseaudio", [
+    "--daemonize=no", "-n", "--exit-idle-time=-1", "--use-pid-file=no", "--realtime=no", "--high-priority=no",
+    "--disable-shm=yes", "--log-target=stderr", "--log-level=error",
+    "--load=module-null-sink sink_name=evalgrid rate=48000 channels=2 norewinds=1",
+    `--load=module-native-protocol-unix socket=${PULSE_SOCKET} auth-anonymous=1 auth-cookie-enabled=0`,
+  ], { env, stdio: ["ignore", "ignore", fs.openSync(path.join(STATE, "pulseaudio.log"), "a")] });
+  daemon.on("exit", () => setTimeout(() => startAudio(() => {}), 500));
+  const started = Date.now();
+  const probe = () => {
+    const socket = net.connect(PULSE_SOCKET);
+    socket.on("connect", () => { socket.destroy(); onReady(); });
+    socket.on("error", () => {
+      // Without sound the sandbox still works: Chromium just has no audio device.
+      if (Date.now() - started > 5000) onReady(); else setTimeout(probe, 20);
+    });
+  };
+  probe();
+}
+
 let browser = null;
 let restarts = 0;
 
@@ -81,6 +115,7 @@ function startBrowser() {
   const profile = path.join(STATE, "chrome");
   fs.rmSync(profile, { recursive: true, force: true });
   browser = spawn(CHROMIUM, [...CHROMIUM_ARGS, `--user-data-dir=${profile}`, "about:blank"], {
+    env: { ...process.env, PULSE_SERVER: `unix:${PULSE_SOCKET}`, PULSE_SINK: "evalgrid" },
     stdio: ["ignore", "ignore", fs.openSync(path.join(STATE, "chromium.log"), "a")],
   });
   browser.on("exit", (code, signal) => {
@@ -91,7 +126,7 @@ function startBrowser() {
     setTimeout(startBrowser, 200);
   });
 }
-startBrowser();
+startAudio(startBrowser);
 
 for (const sig of ["SIGTERM", "SIGINT"]) {
   process.on(sig, () => {

@@ -1,0 +1,215 @@
+"""Hostile apps in the Docker sandbox: every run ends within its limit with a classified outcome,
+the worker survives, the next run on the same worker is clean, and nothing leaves the sandbox.
+
+One worker (one container) takes every hostile fixture in turn, each followed by the same
+well-behaved control app; the control's verdict must equal the verdict of a fresh worker.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+import socketserver
+import subprocess
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from cluster.docker_sandbox import docker
+from cluster.worker import RunWorker, WorkerSettings
+from evaluator.models import (
+    AgentConfig,
+    Candidate,
+    Difficulty,
+    JudgeConfig,
+    Kind,
+    Outcome,
+    OutcomeStatus,
+    Query,
+    RunSpec,
+)
+from evaluator.run import make_run_spec
+from tests.support import APPS, require_docker
+
+pytestmark = [pytest.mark.browser, pytest.mark.docker, pytest.mark.slow]
+
+HOSTILE = APPS / "hostile"
+TIMEOUT_S = 45.0
+# What each fixture may end as: the app's failure is a result (judged low, or a timeout for a hang),
+# never an infrastructure error.
+EXPECTED: dict[str, set[OutcomeStatus]] = {
+    "infinite-loop": {OutcomeStatus.TIMEOUT, OutcomeStatus.JUDGED},
+    "memory-bomb": {OutcomeStatus.JUDGED, OutcomeStatus.TIMEOUT},
+    "dialog-storm": {OutcomeStatus.JUDGED, OutcomeStatus.TIMEOUT},  # an endless dialog loop is a hang
+    "window-open-flood": {OutcomeStatus.JUDGED, OutcomeStatus.TIMEOUT},
+    "navigate-away": {OutcomeStatus.JUDGED},
+    "beforeunload-trap": {OutcomeStatus.JUDGED},
+    "tab-crash": {OutcomeStatus.JUDGED},
+    "huge-dom": {OutcomeStatus.JUDGED, OutcomeStatus.TIMEOUT},
+    "egress": {OutcomeStatus.JUDGED},
+}
+
+
+class _Canary(socketserver.ThreadingTCPServer):
+    allow_reuse_address = True
+    daemon_threads = True
+
+    def __init__(self) -> None:
+        self.hits: list[bytes] = []
+        super().__init__(("0.0.0.0", 0), _CanaryHandler)
+
+
+class _CanaryHandler(socketserver.BaseRequestHandler):
+    def handle(self) -> None:
+        self.request.settimeout(2)
+        try:
+            data = self.request.recv(4096)
+        except OSError:
+            data = b""
+        assert isinstance(self.server, _Canary)
+        self.server.hits.append(data or b"<connect>")
+
+
+@pytest.fixture(scope="module")
+def canary() -> Iterator[tuple[_Canary, list[bytes], str]]:
+    """A TCP and UDP listener on every host interface; the test asserts it hears nothing."""
+    server = _Canary()
+    port = server.server_address[1]
+    udp = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    udp.bind(("0.0.0.0", port))
+    udp.settimeout(0.2)
+    datagrams: list[bytes] = []
+    stop = threading.Event()
+
+    def listen_udp() -> None:
+        while not stop.is_set():
+            try:
+                datagrams.append(udp.recvfrom(2048)[0])
+            except OSError:
+                continue
+
+    threads = [threading.Thread(target=server.serve_forever, daemon=True),
+               threading.Thread(target=listen_udp, daemon=True)]
+    for thread in threads:
+        thread.start()
+    bridge = subprocess.run(["sh", "-c", "ip -4 -o addr show docker0 | awk '{print $4}' | cut -d/ -f1"],
+                            capture_output=True, text=True).stdout.strip() or "172.17.0.1"
+    try:
+        yield server, datagrams, f"{bridge}:{port}"
+    finally:
+        stop.set()
+        server.shutdown()
+        server.server_close()
+        udp.close()
+
+
+def _query(qid: str) -> Query:
+    return Query(id=qid, brief="A small app.", domain="tests", leaf="hostile", difficulty=Difficulty.EASY,
+                 language="en", kind=Kind.INTERACTIVE_APPLICATION)
+
+
+def _spec(answers: Path, qid: str, html: str) -> RunSpec:
+    (answers / f"{qid}.html").write_text(html, encoding="utf-8")
+    return make_run_spec(candidate=Candidate(id="hostile", answers=str(answers)), query=_query(qid),
+                         agent=AgentConfig(max_steps=4), judge=JudgeConfig(), judge_version="test",
+                         answers_dir=answers)
+
+
+def test_hostile_apps_end_classified_and_leave_the_worker_clean(tmp_path: Path, canary: tuple) -> None:
+    require_docker()
+    server, datagrams, address = canary
+    answers = tmp_path / "answers"
+    answers.mkdir()
+    control_html = (APPS / "dead-button.html").read_text(encoding="utf-8")
+
+    async def scenario() -> tuple[list[tuple[str, Outcome, float]], list[Outcome], Outcome, int]:
+        worker = RunWorker(WorkerSettings(run_dir=str(tmp_path / "run"), run_timeout_s=TIMEOUT_S), "hostile")
+        fresh = RunWorker(WorkerSettings(run_dir=str(tmp_path / "fresh"), run_timeout_s=TIMEOUT_S), "fresh")
+        await worker.start()
+        await fresh.start()
+        try:
+            baseline = await fresh.execute(_spec(answers, "control-fresh", control_html))
+            results, controls = [], []
+            for name in EXPECTED:
+                html = (HOSTILE / name / "index.html").read_text(encoding="utf-8").replace("172.17.0.1:8999", address)
+                started = time.monotonic()
+                outcome = await worker.execute(_spec(answers, f"hostile-{name}", html))
+                results.append((name, outcome, time.monotonic() - started))
+                # The same control app, made unique so no stage output is reused.
+                controls.append(await worker.execute(_spec(answers, f"control-after-{name}",
+                                                           control_html + f"<!-- after {name} -->")))
+            return results, controls, baseline, worker.health.sandbox_restarts
+        finally:
+            await worker.close()
+            await fresh.close()
+
+    results, controls, baseline, restarts = asyncio.run(scenario())
+    report = [(name, o.status.value, o.reason.code.value, o.functional, round(seconds, 1))
+              for name, o, seconds in results]
+    print("hostile outcomes:", report, "sandbox restarts:", restarts)
+    for name, outcome, seconds in results:
+        assert outcome.status in EXPECTED[name], (name, outcome.reason)
+        assert seconds < TIMEOUT_S + 60, (name, seconds)  # the limit, plus the sandbox's replacement
+        if outcome.status is OutcomeStatus.JUDGED:
+            assert outcome.functional is not None and outcome.functional < 8.0, name
+    for control in controls:
+        assert control.status is OutcomeStatus.JUDGED
+        assert (control.functional, control.aesthetic) == (baseline.functional, baseline.aesthetic)
+    assert server.hits == [] and datagrams == [], "the canary heard from the sandbox"
+
+
+def test_the_canary_can_hear_the_host(canary: tuple) -> None:
+    """Control for the test above: the canary does register a connection that is allowed to happen."""
+    server, _, address = canary
+    host, port = address.split(":")
+    with socket.create_connection((host, int(port)), timeout=5) as conn:
+        conn.sendall(b"GET /evalgrid-canary-control HTTP/1.0\r\n\r\n")
+    deadline = time.monotonic() + 5
+    while not server.hits and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert any(b"evalgrid-canary-control" in hit for hit in server.hits)
+    server.hits.clear()
+
+
+def test_fork_bomb_in_a_dev_server_is_stopped_by_the_pids_limit_and_the_worker_recovers(tmp_path: Path) -> None:
+    """The fork-bomb fixture's ``server.js`` is started inside the sandbox the way a dev server would be.
+
+    evalgrid does not run dev servers yet (framework builds come with the frozen web environment);
+    until then this starts it by hand, as the sandbox user, to show the limit holds and the worker
+    gets a clean sandbox for its next run.
+    """
+    require_docker()
+    answers = tmp_path / "answers"
+    answers.mkdir()
+    control_html = (APPS / "dead-button.html").read_text(encoding="utf-8")
+
+    async def scenario() -> tuple[int, int, Outcome, Outcome]:
+        worker = RunWorker(WorkerSettings(run_dir=str(tmp_path / "run"), run_timeout_s=TIMEOUT_S), "forks")
+        await worker.start()
+        try:
+            before = await worker.execute(_spec(answers, "control-before", control_html))
+            sandbox = worker.sandbox
+            assert sandbox is not None
+            async with sandbox.serve(HOSTILE / "fork-bomb", []):
+                pass
+            code, _, err = await docker("exec", "-d", sandbox.name, "node", "/srv/app/server.js")
+            assert code == 0, err
+            peak = 0
+            for _ in range(20):
+                await asyncio.sleep(0.5)
+                _, out, _ = await docker("stats", "--no-stream", "--format", "{{.PIDs}}", sandbox.name)
+                peak = max(peak, int(out.strip() or 0))
+            after = await worker.execute(_spec(answers, "control-after", control_html + "<!-- after -->"))
+            return peak, worker.health.sandbox_restarts, before, after
+        finally:
+            await worker.close()
+
+    peak, restarts, before, after = asyncio.run(scenario())
+    print(f"fork bomb: peak {peak} pids in the sandbox (limit 256); sandbox restarts {restarts}; "
+          f"next run {after.status.value} after {after.attempts} attempt(s)")
+    assert 100 < peak <= 256  # the bomb really forked, and the limit held
+    assert after.status is OutcomeStatus.JUDGED
+    assert (after.functional, after.aesthetic) == (before.functional, before.aesthetic)
