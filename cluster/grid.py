@@ -2,8 +2,10 @@
 
 The driver never holds the sweep: it pulls runs lazily from the plan and keeps at most ``depth``
 shards in flight per actor (backpressure). A worker process that dies (killed, out of memory) is
-restarted by Ray; the runs of its unfinished shards are dispatched again, up to the attempt limit,
-after which they end as ``infra_error`` / ``worker_died``. Outcomes are returned to the driver,
+restarted by Ray. The shard it was running is charged an attempt and sent again, up to the attempt
+limit, after which its runs end as ``infra_error`` / ``worker_died``; the shards it had queued go
+again free of charge. A worker that cannot start three times in a row stops the sweep with the
+reason (nothing is recorded for runs that never started). Outcomes are returned to the driver,
 which alone records them.
 """
 
@@ -20,12 +22,16 @@ import ray
 from ray.exceptions import ActorUnavailableError, RayError, RayTaskError
 
 from cluster.worker import RunWorker, WorkerHealth, WorkerSettings
-from evaluator.errors import ConfigError
+from evaluator.errors import ConfigError, WorkerStartError
 from evaluator.models import Outcome, OutcomeStatus, ReasonCode, RunSpec
 from evaluator.run import failed_outcome
 
 _MAX_UNAVAILABLE = 600
-"""Answers of "actor restarting" tolerated per sweep (0.5 s apart) before the sweep gives up."""
+"""Answers of "actor restarting" in a row (0.5 s apart) before the sweep gives up."""
+_MAX_START_FAILURES = 3
+"""Failed starts of one worker in a row before the sweep stops with the reason."""
+_SHUTDOWN_S = 30.0
+"""How long actors get to remove their sandboxes before they are killed (gc collects what remains)."""
 
 
 class SandboxWorker:
@@ -98,8 +104,11 @@ class RayScheduler:
         fresh = _shards(specs, options.shard_size)
         retry: list[list[RunSpec]] = []
         deaths: dict[str, int] = {}
-        inflight: dict[asyncio.Future[list[Outcome]], tuple[int, list[RunSpec]]] = {}
+        sequence = itertools.count()
+        # future -> (actor index, submission number, shard); an actor runs its shards in submission order
+        inflight: dict[asyncio.Future[list[Outcome]], tuple[int, int, list[RunSpec]]] = {}
         unavailable = 0
+        start_failures = [0] * options.workers
 
         def submit(index: int) -> bool:
             shard = retry.pop() if retry else next(fresh, None)
@@ -109,7 +118,7 @@ class RayScheduler:
                 if on_dispatch:
                     on_dispatch(spec, f"worker-{index}", deaths.get(spec.run_key, 0) + 1)
             ref = self.actors[index].run_shard.remote(shard)
-            inflight[asyncio.wrap_future(ref.future())] = (index, shard)
+            inflight[asyncio.wrap_future(ref.future())] = (index, next(sequence), shard)
             return True
 
         try:
@@ -119,12 +128,14 @@ class RayScheduler:
             while inflight:
                 done, _ = await asyncio.wait(inflight, return_when=asyncio.FIRST_COMPLETED)
                 for future in done:
-                    index, shard = inflight.pop(future)
+                    if future not in inflight:
+                        continue  # already written off with its actor's death, below
+                    index, number, shard = inflight.pop(future)
                     try:
                         outcomes = future.result()
                     except ActorUnavailableError:
-                        # The actor is being restarted (its process died): the shard is not its
-                        # fault; send it again once the new process is up.
+                        # The actor is being restarted: the shard is not its fault; send it again
+                        # once the new process is up.
                         retry.append(shard)
                         unavailable += 1
                         if unavailable > _MAX_UNAVAILABLE:
@@ -133,20 +144,37 @@ class RayScheduler:
                     except RayTaskError as exc:
                         if isinstance(exc.cause, ConfigError):
                             raise exc.cause from exc  # the sweep cannot run at all (e.g. image not built)
-                        for outcome in self._after_death(shard, deaths, retry, exc):
-                            yield outcome
+                        if isinstance(exc.cause, WorkerStartError):
+                            retry.append(shard)  # no run was attempted
+                            start_failures[index] += 1
+                            if start_failures[index] >= _MAX_START_FAILURES:
+                                raise exc.cause from exc
+                            await asyncio.sleep(1.0)
+                        else:
+                            for outcome in self._charge(shard, deaths, retry, exc):
+                                yield outcome
                     except RayError as exc:
-                        for outcome in self._after_death(shard, deaths, retry, exc):
+                        # The actor's process died. Every shard it held fails with it, but only the
+                        # one it was running (the oldest) can have caused it; the rest go again free.
+                        doomed = [(number, shard)]
+                        for other, (i, n, sh) in list(inflight.items()):
+                            if i == index:
+                                del inflight[other]
+                                doomed.append((n, sh))
+                        doomed.sort(key=lambda item: item[0])
+                        for outcome in self._charge(doomed[0][1], deaths, retry, exc):
                             yield outcome
+                        retry.extend(sh for _, sh in doomed[1:])
                     else:
+                        unavailable, start_failures[index] = 0, 0
                         for outcome in outcomes:
                             yield outcome
-                    while sum(1 for i, _ in inflight.values() if i == index) < options.depth and submit(index):
+                    while sum(1 for i, _, _ in inflight.values() if i == index) < options.depth and submit(index):
                         pass
         finally:
             await self._shutdown(started_ray)
 
-    def _after_death(self, shard: list[RunSpec], deaths: dict[str, int], retry: list[list[RunSpec]],
+    def _charge(self, shard: list[RunSpec], deaths: dict[str, int], retry: list[list[RunSpec]],
                      exc: RayError) -> Iterator[Outcome]:
         again = []
         for spec in shard:
@@ -173,7 +201,13 @@ class RayScheduler:
 
     async def _shutdown(self, started_ray: bool) -> None:
         closing = [asyncio.wrap_future(actor.close.remote().future()) for actor in self.actors]
-        await asyncio.gather(*closing, return_exceptions=True)
+        if closing:
+            _, late = await asyncio.wait(closing, timeout=_SHUTDOWN_S)
+            for future in late:
+                future.cancel()
+            for future in closing:
+                if future.done() and not future.cancelled():
+                    future.exception()  # a dead actor cannot close; its containers are gc'd by owner
         for actor in self.actors:
             ray.kill(actor)
         self.actors = []

@@ -312,4 +312,14 @@ class _Transaction:
 
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
                  tb: TracebackType | None) -> None:
-        self._db.execute("COMMIT" if exc_type is None else "ROLLBACK")
+        if exc_type is not None:
+            self._db.execute("ROLLBACK")
+            return
+        try:
+            self._db.execute("COMMIT")
+        except sqlite3.Error:
+            # A failed COMMIT (disk full, I/O error) leaves the transaction open; every later BEGIN
+            # would fail with it. Roll back so the ledger stays usable, and report the failure.
+            if self._db.in_transaction:
+                self._db.execute("ROLLBACK")
+            raise

@@ -22,8 +22,9 @@ from cluster.ledger import Ledger
 from cluster.results import ResultsLog
 from cluster.sweep import Sweep
 from cluster.worker import RunWorker, WorkerHealth, WorkerSettings
+from evaluator.errors import InfrastructureError
 from evaluator.evidence import write_json_atomic
-from evaluator.models import Outcome, RunSpec
+from evaluator.models import Outcome, OutcomeStatus, RunSpec
 
 
 @dataclass(frozen=True)
@@ -93,9 +94,10 @@ class LocalScheduler:
             finally:
                 await queue.put(None)
 
-        await asyncio.gather(*(worker.start() for worker in self._workers))
-        tasks = [asyncio.create_task(work(worker)) for worker in self._workers]
+        tasks: list[asyncio.Task[None]] = []
         try:
+            await asyncio.gather(*(worker.start() for worker in self._workers))
+            tasks = [asyncio.create_task(work(worker)) for worker in self._workers]
             running = len(tasks)
             while running:
                 item = await queue.get()
@@ -129,9 +131,13 @@ def worker_settings(sweep: Sweep, run_dir: Path) -> WorkerSettings:
 async def run_sweep(
     sweep: Sweep, run_dir: Path, *, grid: GridOptions = GridOptions(),
     on_start: Callable[[int, int], None] | None = None, on_outcome: Callable[[Outcome], None] | None = None,
-    on_scheduler: Callable[[Scheduler], None] | None = None,
+    on_scheduler: Callable[[Scheduler], None] | None = None, max_infra_streak: int = 8,
 ) -> SweepResult:
-    """Execute every unfinished run of ``sweep`` under ``run_dir``; re-running resumes."""
+    """Execute every unfinished run of ``sweep`` under ``run_dir``; re-running resumes.
+
+    Raises :class:`~evaluator.errors.InfrastructureError` after ``max_infra_streak`` infrastructure
+    failures in a row (an outage); those runs stay unrecorded and are redone by the next invocation.
+    """
     started = time.monotonic()
     run_dir.mkdir(parents=True, exist_ok=True)
     write_json_atomic(run_dir / "sweep.json", {"path": str(sweep.path), "spec": sweep.spec.model_dump(mode="json")})
@@ -170,10 +176,16 @@ async def run_sweep(
             ledger.mark_started(spec.run_key, worker=worker, attempt=attempt)
 
         executed = refused = 0
-        async for outcome in scheduler.execute(pending, dispatched):
+        # Infrastructure failures in a row are held back, not recorded: if they are the start of an
+        # outage (the Docker engine gone, a full disk), the sweep stops and a re-run redoes them
+        # instead of leaving every remaining run marked infra_error.
+        held: list[Outcome] = []
+
+        def record(outcome: Outcome) -> None:
+            nonlocal executed, refused
             if not ledger.finish(outcome):
                 refused += 1
-                continue
+                return
             for stage, key in (("artifact", outcome.artifact_key), ("evidence", outcome.evidence_key),
                                ("verdict", outcome.verdict_key)):
                 if key:
@@ -183,6 +195,23 @@ async def run_sweep(
             executed += 1
             if on_outcome:
                 on_outcome(outcome)
+
+        async for outcome in scheduler.execute(pending, dispatched):
+            if outcome.status is OutcomeStatus.INFRA_ERROR:
+                held.append(outcome)
+                if len(held) >= max_infra_streak:
+                    last = held[-1].reason
+                    why = f"{last.code.value}: {(last.detail.splitlines() or [''])[0][:300]}"
+                    raise InfrastructureError(
+                        f"{len(held)} runs in a row failed for infrastructure reasons (last: {why}); they were "
+                        "not recorded. Fix the cause and re-run the same command to resume.")
+                continue
+            for earlier in held:
+                record(earlier)
+            held.clear()
+            record(outcome)
+        for earlier in held:
+            record(earlier)
     return SweepResult(outcomes=outcomes, skipped=skipped, executed=executed, seconds=time.monotonic() - started,
                        torn_lines=log.torn_lines, redone=len(redone & outcomes.keys()), refused_duplicates=refused,
                        removed_containers=removed)

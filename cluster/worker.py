@@ -14,19 +14,29 @@ import time
 import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal, Protocol
+from typing import Any, Literal, Protocol
 
 from playwright.async_api import Browser, Playwright, async_playwright
 
 from cluster.docker_sandbox import DEFAULT_IMAGE, DockerSandbox, SandboxLimits, collect_garbage
 from evaluator.browser import launch_browser
-from evaluator.errors import BrowserUnavailableError, ConfigError, InfrastructureError
+from evaluator.errors import (
+    BrowserUnavailableError,
+    ConfigError,
+    EncoderUnavailableError,
+    InfrastructureError,
+    SandboxError,
+    WorkerStartError,
+)
 from evaluator.evidence import utc_now
 from evaluator.models import Outcome, OutcomeReason, OutcomeStatus, ReasonCode, RunSpec
 from evaluator.run import StagePaths, execute_run, failed_outcome
 from evaluator.sandbox import LOOPBACK, AppHost
 
 Backend = Literal["docker", "local", "noop"]
+
+_CLEANUP_S = 15.0
+"""How long a timed-out run may take to unwind before its sandbox is removed under it."""
 
 
 @dataclass(frozen=True)
@@ -115,7 +125,8 @@ class _DockerBackend:
 
 
 class RunWorker:
-    """Executes runs one at a time and always returns exactly one :class:`Outcome` per run."""
+    """Executes runs one at a time: each :meth:`execute` returns one :class:`Outcome` (it never raises
+    for a run's failure; only a failure to start, :class:`WorkerStartError`, comes from :meth:`start`)."""
 
     def __init__(self, settings: WorkerSettings, worker_id: str) -> None:
         self.settings = settings
@@ -125,20 +136,29 @@ class RunWorker:
         self._backend: _Backend | None = None
 
     async def start(self) -> None:
-        """Start Playwright and the backend, and fail fast if no browser can be had."""
+        """Start Playwright and the backend, and fail fast if no browser can be had.
+
+        Raises :class:`WorkerStartError` (with what went wrong) and leaves nothing running.
+        """
         if self.settings.backend == "noop":
             return
-        self._playwright = await async_playwright().start()
-        if self.settings.backend == "docker":
-            # A worker restarted after its process was killed finds its predecessor's container here.
-            await collect_garbage()
-            sandbox = DockerSandbox(self.settings.image, limits=self.settings.limits)
-            self._backend = _DockerBackend(self._playwright, sandbox)
-        elif self.settings.backend == "local":
-            self._backend = _LocalBackend(self._playwright)
-        else:
-            raise ConfigError(f"unknown sandbox backend {self.settings.backend!r}; use docker or local")
-        await self._backend.browser()
+        try:
+            self._playwright = await async_playwright().start()
+            if self.settings.backend == "docker":
+                # A worker restarted after its process was killed finds its predecessor's container here.
+                await collect_garbage()
+                sandbox = DockerSandbox(self.settings.image, limits=self.settings.limits)
+                self._backend = _DockerBackend(self._playwright, sandbox)
+            elif self.settings.backend == "local":
+                self._backend = _LocalBackend(self._playwright)
+            else:
+                raise ConfigError(f"unknown sandbox backend {self.settings.backend!r}; use docker or local")
+            await self._backend.browser()
+        except BaseException as exc:
+            await self.close()
+            if isinstance(exc, InfrastructureError):
+                raise WorkerStartError(f"worker {self.health.worker_id} could not start: {exc}") from exc
+            raise
 
     @property
     def sandbox(self) -> DockerSandbox | None:
@@ -147,12 +167,14 @@ class RunWorker:
 
     async def close(self) -> None:
         """Remove the sandbox and stop Playwright."""
-        if self._backend is not None:
-            await self._backend.close()
-            self._backend = None
-        if self._playwright is not None:
-            await self._playwright.stop()
-            self._playwright = None
+        backend, self._backend = self._backend, None
+        playwright, self._playwright = self._playwright, None
+        try:
+            if backend is not None:
+                await backend.close()
+        finally:
+            if playwright is not None:
+                await playwright.stop()
 
     async def execute(self, spec: RunSpec) -> Outcome:
         """One run with its time limit and bounded, classified retries."""
@@ -175,18 +197,29 @@ class RunWorker:
         for attempt in range(1, self.settings.max_attempts + 1):
             try:
                 browser = await self._backend.browser()
-                return await asyncio.wait_for(
-                    execute_run(spec, browser=browser, paths=self._paths, attempt=attempt, host=self._backend.host),
-                    limit)
-            except TimeoutError:
-                # An app that hangs the run is a result about the app, not a reason to retry; the
-                # browser that hung is not reused.
+                run = asyncio.ensure_future(
+                    execute_run(spec, browser=browser, paths=self._paths, attempt=attempt, host=self._backend.host))
+                ended = await _until_done_or_disconnected(run, browser, limit)
+                if ended == "done":
+                    return run.result()
+                # Either way the run is abandoned: it gets a bounded moment to unwind (a call into a
+                # dead or hung browser may never return), and its sandbox is thrown away.
+                run.cancel()
+                await asyncio.wait({run}, timeout=_CLEANUP_S)
+                run.add_done_callback(_retrieve)
+                if ended == "disconnected":
+                    raise InfrastructureError("the browser's connection dropped during the run (sandbox gone?)")
+                # An app that hangs the run is a result about the app, not a reason to retry.
                 await self._recover("run timed out")
                 return failed_outcome(spec, OutcomeStatus.TIMEOUT, ReasonCode.RUN_TIMEOUT,
                                       f"the run exceeded its {limit:.0f} s limit", attempts=attempt,
                                       duration_s=time.monotonic() - started)
             except BrowserUnavailableError as exc:
                 code, detail = ReasonCode.BROWSER_UNAVAILABLE, str(exc)
+            except EncoderUnavailableError as exc:
+                code, detail = ReasonCode.ENCODER_FAILED, str(exc)
+            except SandboxError as exc:
+                code, detail = ReasonCode.SANDBOX_FAILED, str(exc)
             except InfrastructureError as exc:
                 code, detail = ReasonCode.BROWSER_CRASHED, str(exc)
             except Exception as exc:  # noqa: BLE001 - a bug or a dead browser costs one run, not the sweep
@@ -204,6 +237,39 @@ class RunWorker:
             await asyncio.wait_for(self._backend.recover(), 120)
         except (InfrastructureError, TimeoutError) as exc:
             self.health.last_error = f"recovery failed: {exc}"[:200]
+
+
+async def _until_done_or_disconnected(run: asyncio.Future[Outcome], browser: Browser,
+                                      limit: float) -> Literal["done", "disconnected", "timeout"]:
+    """Wait for ``run``, but not past ``limit`` and not past the browser's disconnection.
+
+    Playwright does not always fail a pending call when the connection drops (a `new_page` on a
+    context of a killed sandbox waited forever): the disconnection itself must end the wait.
+    """
+    dropped: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+
+    def on_disconnect(_: Browser) -> None:
+        if not dropped.done():
+            dropped.set_result(None)
+
+    browser.on("disconnected", on_disconnect)
+    try:
+        if not browser.is_connected():
+            on_disconnect(browser)
+        waiters: set[asyncio.Future[Any]] = {run, dropped}
+        await asyncio.wait(waiters, timeout=limit, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        browser.remove_listener("disconnected", on_disconnect)
+        dropped.cancel()
+    if run.done():
+        return "done"
+    return "disconnected" if dropped.done() and not dropped.cancelled() else "timeout"
+
+
+def _retrieve(task: asyncio.Future[Outcome]) -> None:
+    """Mark an abandoned run's late exception as seen (it ended with its sandbox)."""
+    if not task.cancelled():
+        task.exception()
 
 
 def _noop_outcome(spec: RunSpec) -> Outcome:

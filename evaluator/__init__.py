@@ -14,6 +14,8 @@ from evaluator.errors import (
     EvidenceError,
     InfrastructureError,
     RegistryError,
+    SandboxError,
+    WorkerStartError,
 )
 from evaluator.evidence import EvidenceBundle, verify_bundle
 from evaluator.extract import ExtractedApp, NotAssessable, extract_app
@@ -43,12 +45,14 @@ from evaluator.models import (
 from evaluator.observation import Action, ActionKind, AgentSummary, Observation, StepRecord
 from evaluator.policies import Policy, policies
 from evaluator.run import StagePaths, execute_run, make_run_spec
+from evaluator.sandbox import LOOPBACK, AppHost
 
 __all__ = [
     "Action",
     "ActionKind",
     "AgentConfig",
     "AgentSummary",
+    "AppHost",
     "Artifact",
     "BrowserUnavailableError",
     "Candidate",
@@ -67,6 +71,7 @@ __all__ = [
     "Judge",
     "JudgeConfig",
     "Kind",
+    "LOOPBACK",
     "LanguageGroup",
     "NotAssessable",
     "Observation",
@@ -78,11 +83,13 @@ __all__ = [
     "ReasonCode",
     "RegistryError",
     "RunSpec",
+    "SandboxError",
     "Severity",
     "Stack",
     "StagePaths",
     "StepRecord",
     "Verdict",
+    "WorkerStartError",
     "collect_evidence",
     "create_judge",
     "execute_run",

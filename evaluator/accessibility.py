@@ -15,13 +15,13 @@ import asyncio
 import contextlib
 import functools
 import re
-from collections.abc import Awaitable
 from importlib import resources
 from typing import Any, Literal
 
 from playwright.async_api import CDPSession, Page
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from evaluator.crash import CrashWatch, PageCrashed
 from evaluator.errors import InfrastructureError
 
 __all__ = ["AXE_VERSION", "AccessibilityAudit", "AxeViolation", "audit_accessibility"]
@@ -177,24 +177,6 @@ async def _run(session: CDPSession, measured: dict[str, int]) -> AccessibilityAu
                               violations=violations)
 
 
-class _PageCrashed(Exception):
-    """The renderer died while axe was running."""
-
-
-async def _unless_crashed(run: Awaitable[AccessibilityAudit], crashed: asyncio.Event) -> AccessibilityAudit:
-    """``run``, abandoned as soon as the page crashes: CDP calls to a dead renderer never return."""
-    work, crash = asyncio.ensure_future(run), asyncio.ensure_future(crashed.wait())
-    try:
-        await asyncio.wait({work, crash}, return_when=asyncio.FIRST_COMPLETED)
-        if not work.done():
-            raise _PageCrashed
-        return work.result()
-    finally:
-        for task in (work, crash):
-            task.cancel()
-        await asyncio.gather(work, crash, return_exceptions=True)
-
-
 async def audit_accessibility(page: Page, *, timeout_s: float = 60.0) -> AccessibilityAudit:
     """Run axe-core's default rules on ``page`` in an isolated world; never raises for a broken page.
 
@@ -206,22 +188,17 @@ async def audit_accessibility(page: Page, *, timeout_s: float = 60.0) -> Accessi
         return AccessibilityAudit(error="the page is closed")
     measured: dict[str, int] = {}
     session: CDPSession | None = None
-    crashed = asyncio.Event()
-
-    def on_crash(_: Page) -> None:
-        crashed.set()
-
-    page.on("crash", on_crash)
+    watch = CrashWatch(page)
     try:
-        async with asyncio.timeout(timeout_s):
+        async with watch, asyncio.timeout(timeout_s):
             await page.evaluate("0")  # Playwright fails at once on a page that already crashed
             session = await page.context.new_cdp_session(page)
-            return await _unless_crashed(_run(session, measured), crashed)
+            return await watch.run(_run(session, measured))
     except Exception as exc:  # noqa: BLE001 - a page axe cannot measure is evidence, not a crash
         browser = page.context.browser
         if browser is not None and not browser.is_connected():
             raise InfrastructureError(f"the browser died during the accessibility audit: {exc}") from exc
-        if isinstance(exc, _PageCrashed) or crashed.is_set() or "Target crashed" in str(exc):
+        if isinstance(exc, PageCrashed) or watch.crashed or "Target crashed" in str(exc):
             reason = "the page crashed"
         elif isinstance(exc, TimeoutError):
             if session is not None:  # stop a run still holding the page's main thread, so the page stays usable
@@ -232,7 +209,6 @@ async def audit_accessibility(page: Page, *, timeout_s: float = 60.0) -> Accessi
             reason = f"{type(exc).__name__}: {str(exc)[:300]}"
         return AccessibilityAudit(dom_elements=measured.get("dom_elements"), error=reason)
     finally:
-        page.remove_listener("crash", on_crash)
-        if session is not None and not crashed.is_set():  # a crashed page's session never answers
+        if session is not None and not watch.crashed:  # a crashed page's session never answers
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(session.detach(), 1)

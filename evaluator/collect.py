@@ -9,21 +9,23 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable
 from importlib import metadata
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
-from playwright.async_api import Browser, Page
+from playwright.async_api import Browser
 from playwright.async_api import Error as PlaywrightError
 
 from evaluator.console import PageLog
+from evaluator.crash import CrashWatch
 from evaluator.errors import InfrastructureError
 from evaluator.evidence import EvidenceWriter
 from evaluator.freeze import FreezeController
 from evaluator.interaction import Interaction
 from evaluator.keys import COLLECTOR_VERSION
 from evaluator.models import AgentConfig, Artifact, EvidenceManifest, Query, ToolVersions
+from evaluator.observation import AgentSummary
 from evaluator.perception import perceive
 from evaluator.policies import policies
 from evaluator.sandbox import LOOPBACK, AppHost
@@ -37,9 +39,6 @@ def _package_version(name: str) -> str:
         return metadata.version(name)
     except metadata.PackageNotFoundError:
         return "unknown"
-
-T = TypeVar("T")
-
 
 async def collect_evidence(
     *, browser: Browser, artifact: Artifact, query: Query, agent: AgentConfig, bundle_dir: Path, evidence_key: str,
@@ -79,95 +78,88 @@ async def collect_evidence(
             # (the judge scores it as a render failure), not a reason to retry.
             failure = {"phase": phase["name"], "error": f"{type(exc).__name__}: {str(exc)[:500]}"}
         if failure is None:
+            phase["name"] = "interaction"
+            mark = time.monotonic()
             try:
-                phase["name"] = "interaction"
-                mark = time.monotonic()
-                cdp = await desktop.new_cdp_session(page)
-                freezer = FreezeController(page, cdp)
-                recorder = ScreenRecorder(cdp, writer.directory("interaction/.frames"))
-                await sound.start()  # first: no part of the video may precede the audio
-                await recorder.start()
-                interaction = Interaction(
-                    page=page, app_url=url, writer=writer, recorder=recorder, freezer=freezer, log=log,
-                    policy=policies.create(agent.policy, config=agent), config=agent,
-                )
                 try:
+                    cdp = await desktop.new_cdp_session(page)
+                    freezer = FreezeController(page, cdp)
+                    recorder = ScreenRecorder(cdp, writer.directory("interaction/.frames"))
+                    await sound.start()  # first: no part of the video may precede the audio
+                    await recorder.start()
+                    interaction = Interaction(
+                        page=page, app_url=url, writer=writer, recorder=recorder, freezer=freezer, log=log,
+                        policy=policies.create(agent.policy, config=agent), config=agent,
+                    )
                     await freezer.start()
-                    result = await _unless_crashed(page, interaction.run())
+                    async with CrashWatch(page) as watch:
+                        result = await watch.run(interaction.run())
                     summary, coverage, ended_by = result.summary, result.coverage.model_dump(), result.ended_by
                 except Exception as exc:  # noqa: BLE001 - a page that crashes mid-run is evidence about the app
                     if not browser.is_connected():
                         raise InfrastructureError(f"the browser died during the interaction: {exc}") from exc
                     error = f"{type(exc).__name__}: {str(exc)[:500]}"
-                    summary, coverage, ended_by = interaction.fallback_summary(error), None, "page_failure"
-                try:
-                    await asyncio.wait_for(recorder.stop(), 10)
-                except TimeoutError:
-                    pass  # a dead tab may never answer; the frames received so far are the video
+                    coverage, ended_by = None, "page_failure"
+                    summary = interaction.fallback_summary(error) if interaction is not None else _no_summary(error)
+                if recorder is not None:
+                    try:
+                        await asyncio.wait_for(recorder.stop(), 10)
+                    except TimeoutError:
+                        pass  # a dead tab may never answer; the frames received so far are the video
                 timings["interaction"] = time.monotonic() - mark
             finally:
                 await sound.stop()
-                await desktop.close()
+                try:
+                    await asyncio.wait_for(desktop.close(), 10)
+                except (TimeoutError, PlaywrightError):
+                    pass  # a crashed tab's context; the browser itself is checked by the caller
 
-    if failure is not None or recorder is None or interaction is None:
+    if failure is not None:
         writer.write_json("static/failure.json", failure)
         writer.write_json("interaction/result.json", {
-            "ended_by": "perception_failure", "error": failure and failure["error"], "coverage": None, "steps": 0,
+            "ended_by": "perception_failure", "error": failure["error"], "coverage": None, "steps": 0,
             "video_duration_s": 0.0, "frames": 0, "wall_duration_s": 0.0, "console_entries_dropped": log.dropped,
         })
         writer.write_json("interaction/trace.json", [])
-        writer.write_json("agent_summary.json", {
-            "actions_performed": [], "observations": [f"the app failed during Static Perception: "
-                                                      f"{failure and failure['error']}"],
-            "overall_observation": "The page crashed or stopped responding before it could be perceived.",
-        })
+        writer.write_json("agent_summary.json", _no_summary(f"the app failed during Static Perception: "
+                                                            f"{failure['error']}"))
         return _finish(writer, artifact, agent, browser, host, evidence_key, timings, log, blocked, server_log,
                        started, video_time=lambda wall: None)
     mark = time.monotonic()
-    video_s = recorder.encode(writer.path("interaction/video.mp4"))
-    recorder.discard_frames()
-    audio = sound.mux_into(writer.path("interaction/video.mp4"), video_started_at=recorder.started_at)
+    video_s, audio = 0.0, {"track": False, "note": "no video"}
+    if recorder is not None and recorder.frame_count:
+        video_s = recorder.encode(writer.path("interaction/video.mp4"))
+        audio = sound.mux_into(writer.path("interaction/video.mp4"), video_started_at=recorder.started_at)
+    elif error is None:
+        error = "the screencast delivered no frame: the page never painted during the interaction"
+    if recorder is not None:
+        recorder.discard_frames()
     timings["encode"] = time.monotonic() - mark
-    writer.write_json("interaction/trace.json", [s.model_dump(mode="json") for s in interaction.trace])
-    writer.write_json("interaction/frames.json", recorder.timeline())
+    writer.write_json("interaction/trace.json", [s.model_dump(mode="json") for s in interaction.trace]
+                      if interaction is not None else [])
+    writer.write_json("interaction/frames.json", recorder.timeline() if recorder is not None else [])
     writer.write_json("interaction/result.json", {
-        "ended_by": ended_by, "error": error, "coverage": coverage, "steps": len(interaction.trace),
-        "video_duration_s": round(video_s, 3), "frames": recorder.frame_count,
-        "wall_duration_s": round(recorder.stopped_at - recorder.started_at, 3),
+        "ended_by": ended_by, "error": error, "coverage": coverage,
+        "steps": len(interaction.trace) if interaction is not None else 0,
+        "video_duration_s": round(video_s, 3), "frames": recorder.frame_count if recorder is not None else 0,
+        "wall_duration_s": round(recorder.stopped_at - recorder.started_at, 3) if recorder is not None else 0.0,
         "console_entries_dropped": log.dropped, "audio": audio,
     })
     writer.write_json("agent_summary.json", summary)
+
+    def video_time(wall: float) -> float | None:
+        if recorder is None or not video_s or wall < recorder.started_at:
+            return None
+        return round(recorder.video_time(wall), 3)
+
     return _finish(writer, artifact, agent, browser, host, evidence_key, timings, log, blocked, server_log, started,
-                   video_time=lambda wall: round(recorder.video_time(wall), 3) if wall >= recorder.started_at else None)
+                   video_time=video_time)
 
 
-class _PageCrashed(Exception):
-    """The tab's renderer died (out of memory, killed): the app's failure, not the browser's."""
-
-
-async def _unless_crashed(page: Page, work: Coroutine[Any, Any, T]) -> T:
-    """Await ``work`` unless the page crashes first: calls into a crashed page may never return."""
-    crashed: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-
-    def on_crash(_: Page) -> None:
-        if not crashed.done():
-            crashed.set_result(None)
-
-    page.on("crash", on_crash)
-    task = asyncio.ensure_future(work)
-    try:
-        waiters: set[asyncio.Future[Any]] = {task, crashed}
-        await asyncio.wait(waiters, return_when=asyncio.FIRST_COMPLETED)
-        if task.done():
-            return task.result()
-        raise _PageCrashed("the page crashed: its renderer process died (out of memory or killed)")
-    finally:
-        page.remove_listener("crash", on_crash)
-        if not task.done():
-            task.cancel()
-            await asyncio.gather(task, return_exceptions=True)
-        if not crashed.done():
-            crashed.cancel()
+def _no_summary(why: str) -> AgentSummary:
+    """Cookie's summary for an interaction that could not take place."""
+    return AgentSummary(actions_performed=[], observations=[why],
+                        overall_observation="The page crashed or stopped responding before it could be explored.")
 
 
 class _Soundtrack:
@@ -207,6 +199,8 @@ class _Soundtrack:
         try:
             mux_audio(video, capture.wav, offset_s=offset, out=muxed)
             muxed.replace(video)
+        except InfrastructureError as exc:
+            return {"track": False, "note": f"muxing the audio failed: {exc}"[:500]}
         finally:
             muxed.unlink(missing_ok=True)
             self._wav.unlink(missing_ok=True)

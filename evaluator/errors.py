@@ -7,7 +7,9 @@
     ├── RegistryError                an unknown or duplicate policy / judge name
     ├── InfrastructureError          the machinery failed, not the app: retry or fix the host
     │   ├── BrowserUnavailableError  Chromium could not be found or launched
-    │   └── EncoderUnavailableError  ffmpeg is missing or failed to encode the video
+    │   ├── EncoderUnavailableError  ffmpeg is missing or failed to encode the video
+    │   ├── SandboxError             a sandbox container could not be started, reached or removed
+    │   └── WorkerStartError         a worker could not get a browser at all; the sweep stops
     └── EvidenceError                an evidence bundle is missing, incomplete or corrupted
 
 Failures of the thing under evaluation (an app that crashes, a blank page, an answer without
@@ -39,6 +41,14 @@ class BrowserUnavailableError(InfrastructureError):
 
 class EncoderUnavailableError(InfrastructureError):
     """ffmpeg is missing or could not encode the screen video."""
+
+
+class SandboxError(InfrastructureError):
+    """A sandbox container could not be started, reached or removed (Docker engine, control channel)."""
+
+
+class WorkerStartError(InfrastructureError):
+    """A worker could not get a browser at all (no image, no Docker engine, no Chromium): stop the sweep."""
 
 
 class EvidenceError(EvalgridError):

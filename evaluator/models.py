@@ -379,6 +379,7 @@ class ReasonCode(StrEnum):
     ENCODER_FAILED = "encoder_failed"
     RUN_TIMEOUT = "run_timeout"
     WORKER_DIED = "worker_died"
+    SANDBOX_FAILED = "sandbox_failed"
     INTERNAL_ERROR = "internal_error"
 
 

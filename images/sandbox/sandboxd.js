@@ -50,30 +50,49 @@ function log(line) {
   fs.appendFile(serverLog, line + "\n", () => {});
 }
 
-const server = http.createServer((req, res) => {
+// Any request a page can make must end in an answer, never in an exception: an uncaught one here
+// would take the supervisor, and with it the sandbox, down (the app escaping its verdict).
+function serve(req, res) {
   let rel;
   try {
     rel = decodeURIComponent(new URL(req.url, "http://x").pathname);
   } catch {
-    rel = "/";
+    rel = null;
   }
-  let file = path.normalize(path.join(APP_ROOT, rel));
-  if (!file.startsWith(APP_ROOT)) file = APP_ROOT;
+  const file = rel === null || rel.includes("\0") ? null : path.normalize(path.join(APP_ROOT, rel));
+  res.setHeader("Cache-Control", "no-store");
+  if (file === null || (file !== APP_ROOT && !file.startsWith(APP_ROOT + path.sep))) {
+    log(`"${req.method} ${String(req.url).slice(0, 300)} HTTP/${req.httpVersion}" 400 -`);
+    res.writeHead(400, { "Content-Type": "text/plain" });
+    res.end("bad request");
+    return;
+  }
   fs.stat(file, (err, st) => {
-    if (!err && st.isDirectory()) file = path.join(file, "index.html");
-    fs.readFile(file, (readErr, body) => {
-      const code = readErr ? 404 : 200;
-      log(`"${req.method} ${req.url} HTTP/${req.httpVersion}" ${code} -`);
-      res.setHeader("Cache-Control", "no-store");
+    const target = !err && st.isDirectory() ? path.join(file, "index.html") : file;
+    fs.readFile(target, (readErr, body) => {
+      log(`"${req.method} ${String(req.url).slice(0, 300)} HTTP/${req.httpVersion}" ${readErr ? 404 : 200} -`);
       if (readErr) {
         res.writeHead(404, { "Content-Type": "text/plain" });
         res.end("not found");
         return;
       }
-      res.writeHead(200, { "Content-Type": TYPES[path.extname(file).toLowerCase()] || "application/octet-stream" });
+      res.writeHead(200, { "Content-Type": TYPES[path.extname(target).toLowerCase()] || "application/octet-stream" });
       res.end(body);
     });
   });
+}
+
+const server = http.createServer((req, res) => {
+  try {
+    serve(req, res);
+  } catch (err) {
+    try {
+      res.writeHead(500, { "Content-Type": "text/plain" });
+      res.end("server error");
+    } catch {
+      // the response was already under way
+    }
+  }
 });
 server.listen(APP_PORT, "127.0.0.1");
 
@@ -127,6 +146,11 @@ function startBrowser() {
   });
 }
 startAudio(startBrowser);
+
+// The supervisor outlives its own bugs: a crash here would end the sandbox for every later run.
+process.on("uncaughtException", (err) => {
+  fs.appendFileSync(path.join(STATE, "sandboxd.log"), `${new Date().toISOString()} ${err && err.stack}\n`);
+});
 
 for (const sig of ["SIGTERM", "SIGINT"]) {
   process.on(sig, () => {

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import os
 import random
@@ -13,10 +14,12 @@ from pathlib import Path
 import pytest
 import yaml
 
+from cluster import runner
 from cluster.ledger import Ledger
 from cluster.results import ResultsLog
 from cluster.runner import SweepResult, run_sweep
 from cluster.sweep import load_sweep
+from evaluator.errors import InfrastructureError, WorkerStartError
 from evaluator.evidence import verify_bundle
 from evaluator.models import OutcomeStatus, ReasonCode
 from tests.support import APPS, FIXTURES
@@ -45,7 +48,7 @@ def _write_sweep(tmp_path: Path) -> Path:
         "I'm sorry, but I can't help build that calculator right now.", encoding="utf-8")
     sweep = {
         "name": "mini", "queries": "queries.yaml", "concurrency": 2, "run_timeout_s": 120,
-        "agent": {"max_steps": 3},
+        "agent": {"max_steps": 3}, "sandbox": {"backend": "local"},
         "candidates": [{"id": "good", "answers": "answers/good"}, {"id": "hostile", "answers": "answers/hostile"}],
     }
     path = tmp_path / "sweep.yaml"
@@ -166,3 +169,28 @@ def test_partial_evidence_from_a_crashed_attempt_is_recollected(tmp_path: Path) 
     assert second.executed == 1
     verify_bundle(bundle)
     assert not (bundle / "INCOMPLETE").exists()
+
+
+def test_workers_that_cannot_start_stop_the_sweep_and_record_nothing(tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("EVALGRID_CHROMIUM", str(tmp_path / "no-such-chromium"))
+    run_dir = tmp_path / "run"
+    with pytest.raises(WorkerStartError, match="no-such-chromium"):
+        _run(_write_sweep(tmp_path), run_dir)
+    assert (run_dir / "results.jsonl").read_text() == ""
+    with Ledger.for_run_dir(run_dir) as ledger:
+        assert ledger.finished_keys() == set()
+
+
+def test_an_outage_stops_the_sweep_and_leaves_its_runs_to_the_next_invocation(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Simulated outage: the ``noop`` backend ends every run as ``infra_error`` (nothing is evaluated)."""
+    real = runner.worker_settings
+    monkeypatch.setattr(runner, "worker_settings",
+                        lambda sweep, run_dir: dataclasses.replace(real(sweep, run_dir), backend="noop"))
+    run_dir = tmp_path / "run"
+    with pytest.raises(InfrastructureError, match="3 runs in a row failed"):
+        asyncio.run(run_sweep(load_sweep(_write_sweep(tmp_path)), run_dir, max_infra_streak=3))
+    with Ledger.for_run_dir(run_dir) as ledger:
+        assert ledger.finished_keys() == set()  # held back, not recorded: the next invocation redoes them
+        assert ledger.in_flight()

@@ -18,9 +18,11 @@ from tests.support import app_artifact, app_query, require_docker
 pytestmark = [pytest.mark.browser, pytest.mark.docker]
 
 
-def test_tone_after_a_click_is_in_the_video_silent_before_and_loud_after(tmp_path: Path) -> None:
+@pytest.fixture(scope="module")
+def bundles(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
+    """The tone app collected twice on one sandbox: the second run shows the sound survives a reset."""
     require_docker()
-    bundle = tmp_path / "bundle"
+    root = tmp_path_factory.mktemp("audio")
 
     async def scenario() -> None:
         sandbox = DockerSandbox()
@@ -28,14 +30,21 @@ def test_tone_after_a_click_is_in_the_video_silent_before_and_loud_after(tmp_pat
         try:
             async with async_playwright() as playwright:
                 browser = await sandbox.browser(playwright)
-                await collect_evidence(browser=browser, artifact=app_artifact("tone-on-click.html"),
-                                       query=app_query("tone-on-click.html"),
-                                       agent=AgentConfig(max_steps=2, action_pause_ms=2500),
-                                       bundle_dir=bundle, evidence_key="evidence-audio", host=sandbox)
+                for run in ("first", "second"):
+                    await collect_evidence(browser=browser, artifact=app_artifact("tone-on-click.html"),
+                                           query=app_query("tone-on-click.html"),
+                                           agent=AgentConfig(max_steps=2, action_pause_ms=2500),
+                                           bundle_dir=root / run, evidence_key=f"evidence-audio-{run}", host=sandbox)
         finally:
             await sandbox.close()
 
     asyncio.run(scenario())
+    return [root / "first", root / "second"]
+
+
+@pytest.mark.parametrize("run", [0, 1], ids=["fresh-sandbox", "reused-sandbox"])
+def test_tone_after_a_click_is_in_the_video_silent_before_and_loud_after(bundles: list[Path], run: int) -> None:
+    bundle = bundles[run]
     result = json.loads((bundle / "interaction" / "result.json").read_text())
     assert result["audio"]["track"] is True, result["audio"]
     trace = json.loads((bundle / "interaction" / "trace.json").read_text())

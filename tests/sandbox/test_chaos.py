@@ -72,6 +72,29 @@ def _sandboxes() -> set[str]:
     return set(out.split())
 
 
+def _actor_processes(driver: int) -> list[str]:
+    """SandboxWorker actor processes of this driver's Ray instance (not of any other sweep on the machine)."""
+    table = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            text = stat.read_text()
+            cmdline = (stat.parent / "cmdline").read_bytes().decode(errors="replace")
+        except OSError:
+            continue
+        table[int(stat.parent.name)] = (int(text[text.rindex(")") + 2:].split()[1]), cmdline)
+
+    def descends(pid: int) -> bool:
+        for _ in range(64):
+            if pid == driver:
+                return True
+            if pid not in table:
+                return False
+            pid = table[pid][0]
+        return False
+
+    return [str(pid) for pid, (_, cmdline) in table.items() if "ray::SandboxWorker" in cmdline and descends(pid)]
+
+
 def _command(sweep: Path, run_dir: Path) -> list[str]:
     return [sys.executable, "-m", "cluster.cli", "run", str(sweep), "--run-dir", str(run_dir), "--no-progress",
             "--scheduler", "ray", "--workers", "2"]
@@ -105,8 +128,7 @@ def test_chaos_sweep_loses_nothing_and_redoes_nothing(tmp_path: Path) -> None:
                     subprocess.run(["docker", "kill", victim], capture_output=True)
                     events.append(f"killed container {victim} at {done}")
             elif what == "ray-worker":
-                pids = subprocess.run(["pgrep", "-f", "ray::SandboxWorker"], capture_output=True,
-                                      text=True).stdout.split()
+                pids = _actor_processes(driver.pid)
                 if pids:
                     os.kill(int(rng.choice(pids)), signal.SIGKILL)
                     events.append(f"killed ray worker at {done}")

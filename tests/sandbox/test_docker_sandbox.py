@@ -9,6 +9,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 from typing import Any
 
@@ -16,10 +17,12 @@ import pytest
 from playwright.async_api import async_playwright
 
 from cluster.docker_sandbox import DockerSandbox, collect_garbage, docker
+from cluster.worker import RunWorker, WorkerSettings
 from evaluator.collect import collect_evidence
 from evaluator.evidence import verify_bundle
-from evaluator.models import AgentConfig
-from tests.support import ROOT, app_artifact, app_query, html_artifact, require_docker
+from evaluator.models import AgentConfig, Candidate, JudgeConfig, Outcome, OutcomeStatus
+from evaluator.run import make_run_spec
+from tests.support import APPS, ROOT, app_artifact, app_query, html_artifact, require_docker
 
 pytestmark = [pytest.mark.browser, pytest.mark.docker]
 
@@ -112,8 +115,9 @@ def test_reset_between_runs_leaves_nothing_of_the_previous_app(tmp_path: Path) -
                     page = await context.new_page()
                     await page.goto(f"{origin}/index.html")
                     await context.close()
-                # A process the app left running (what a dev server would be), as the sandbox user.
-                await docker("exec", "-d", sandbox.name, "sh", "-c", "exec -a /srv/app/stray sleep 600")
+                # A process the app left running (what a dev server would be), named like evalgrid's own
+                # to show that the reset goes by ancestry, not by name.
+                await sandbox.start_app_process(["sh", "-c", "exec -a /opt/evalgrid/pipe.js sleep 600"])
                 root = tmp_path / "second"
                 root.mkdir()
                 (root / "index.html").write_text(probe.files["index.html"])
@@ -124,14 +128,53 @@ def test_reset_between_runs_leaves_nothing_of_the_previous_app(tmp_path: Path) -
                     await page.wait_for_function("document.title.startsWith('secret:')")
                     title = await page.title()
                     await context.close()
-                _, procs, _ = await docker("exec", sandbox.name, "sh", "-c", "cat /proc/[0-9]*/cmdline | tr '\\0' ' '")
+                _, procs, _ = await docker("exec", sandbox.name, "sh", "-c",
+                                           "for f in /proc/[0-9]*/cmdline; do tr '\\0' ' ' < $f; echo; done")
                 return title, procs
         finally:
             await sandbox.close()
 
     title, procs = asyncio.run(scenario())
     assert title == "secret:404;ls:null"
-    assert "/srv/app/stray" not in procs
+    assert "sleep 600" not in procs and "/opt/evalgrid/pipe.js 600" not in procs
+    assert "pulseaudio" in procs and "sandboxd.js" in procs  # the sandbox's own processes survive a reset
+
+
+def test_requests_a_page_makes_cannot_take_the_app_server_down(tmp_path: Path) -> None:
+    page = html_artifact("evil", textwrap.dedent("""
+        <h1>evil</h1>
+        <script>
+          Promise.all(['/%00', '/..%2f..%2fetc/passwd', '/../app2/x', '/%E0%A4%A', '/' + 'a'.repeat(8000)]
+              .map(u => fetch(u).then(r => r.status).catch(() => 'x')))
+            .then(codes => { document.title = 'codes:' + codes.join(','); });
+        </script>"""))
+
+    async def scenario() -> tuple[str, int, bool]:
+        sandbox = DockerSandbox()
+        await sandbox.start()
+        try:
+            async with async_playwright() as playwright:
+                browser = await sandbox.browser(playwright)
+                root = tmp_path / "app"
+                root.mkdir()
+                (root / "index.html").write_text(page.files["index.html"])
+                async with sandbox.serve(root, []) as origin:
+                    context = await browser.new_context()
+                    tab = await context.new_page()
+                    await tab.goto(f"{origin}/index.html")
+                    await tab.wait_for_function("document.title.startsWith('codes:')")
+                    codes = await tab.title()
+                    again = await tab.goto(f"{origin}/index.html")
+                    await context.close()
+                running = _inspect(sandbox.name)["State"]["Running"]
+                return codes, again.status if again else 0, running
+        finally:
+            await sandbox.close()
+
+    codes, again, running = asyncio.run(scenario())
+    assert codes.startswith("codes:400,")  # a NUL byte is refused, not a crash
+    assert "200" not in codes  # nothing outside the app directory is served
+    assert again == 200 and running
 
 
 def test_gc_removes_the_containers_of_a_driver_killed_with_sigkill(tmp_path: Path) -> None:
@@ -157,3 +200,38 @@ def test_gc_removes_the_containers_of_a_driver_killed_with_sigkill(tmp_path: Pat
     removed = asyncio.run(collect_garbage())
     assert name in removed  # ... until garbage collection removes it
     assert subprocess.run(["docker", "inspect", name], capture_output=True).returncode != 0
+
+
+@pytest.mark.parametrize("delay_s", [0.3, 1.5])
+def test_a_sandbox_killed_mid_run_costs_a_retry_not_the_run(tmp_path: Path, delay_s: float) -> None:
+    """The container is killed under a run (early in Static Perception, or during the interaction)."""
+    answers = tmp_path / "answers"
+    answers.mkdir()
+    (answers / "dead-button.html").write_text((APPS / "dead-button.html").read_text(encoding="utf-8"))
+    spec = make_run_spec(candidate=Candidate(id="fixture", answers=str(answers)), query=app_query("dead-button.html"),
+                         agent=AgentConfig(max_steps=3), judge=JudgeConfig(), judge_version="test",
+                         answers_dir=answers)
+
+    async def scenario() -> tuple[Outcome, float, list[str]]:
+        worker = RunWorker(WorkerSettings(run_dir=str(tmp_path / "run"), run_timeout_s=60), "victim")
+        await worker.start()
+        try:
+            assert worker.sandbox is not None
+            first = worker.sandbox.name
+
+            async def kill() -> None:
+                await asyncio.sleep(delay_s)
+                await docker("kill", first)
+
+            killer = asyncio.ensure_future(kill())
+            started = time.monotonic()
+            outcome = await worker.execute(spec)
+            await killer
+            return outcome, time.monotonic() - started, [first, worker.sandbox.name]
+        finally:
+            await worker.close()
+
+    outcome, seconds, names = asyncio.run(scenario())
+    assert outcome.status is OutcomeStatus.JUDGED and outcome.attempts == 2
+    assert names[0] != names[1]  # the dead sandbox was replaced
+    assert seconds < 30  # noticed at once, not at the run's time limit

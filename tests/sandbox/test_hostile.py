@@ -178,8 +178,8 @@ def test_fork_bomb_in_a_dev_server_is_stopped_by_the_pids_limit_and_the_worker_r
     """The fork-bomb fixture's ``server.js`` is started inside the sandbox the way a dev server would be.
 
     evalgrid does not run dev servers yet (framework builds come with the frozen web environment);
-    until then this starts it by hand, as the sandbox user, to show the limit holds and the worker
-    gets a clean sandbox for its next run.
+    until then this starts it the way that stage will (an app process started through the sandbox's
+    control channel), to show the limit holds and the worker gets a clean sandbox for its next run.
     """
     require_docker()
     answers = tmp_path / "answers"
@@ -195,8 +195,7 @@ def test_fork_bomb_in_a_dev_server_is_stopped_by_the_pids_limit_and_the_worker_r
             assert sandbox is not None
             async with sandbox.serve(HOSTILE / "fork-bomb", []):
                 pass
-            code, _, err = await docker("exec", "-d", sandbox.name, "node", "/srv/app/server.js")
-            assert code == 0, err
+            await sandbox.start_app_process(["node", "/srv/app/server.js"])
             peak = 0
             for _ in range(20):
                 await asyncio.sleep(0.5)

@@ -1,0 +1,113 @@
+// The driver's control channel into the sandbox: one long-lived `docker exec -i ... node control.js`
+// per container, speaking one JSON request per line on stdin and one JSON reply per line on stdout.
+//
+// Everything is done in this process, without spawning: after a fork bomb has used up the pids
+// limit, a fresh `docker exec` or a `tar` could not start, but this channel can still clean up.
+"use strict";
+
+const fs = require("fs");
+const path = require("path");
+const readline = require("readline");
+const { spawn } = require("child_process");
+
+const APP_ROOT = "/srv/app";
+const STATE = process.env.EVALGRID_STATE || "/tmp/evalgrid";
+
+// Which processes belong to the sandbox and survive a reset, decided by ancestry, never by
+// command line (an app can name its processes anything): init, the supervisor and everything it
+// runs (Chromium, PulseAudio), and evalgrid's own `docker exec` sessions (parent pid 0: the DevTools
+// bridges, this channel) except audio recorders, which a finished run leaves behind.
+function processes() {
+  const table = new Map();
+  for (const entry of fs.readdirSync("/proc")) {
+    const pid = Number(entry);
+    if (!Number.isInteger(pid) || pid <= 0) continue;
+    try {
+      const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
+      const comm = stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")"));
+      const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+      table.set(pid, { ppid, comm });
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return table;
+}
+
+function killStrays() {
+  const table = processes();
+  const supervisor = Number(fs.readFileSync(path.join(STATE, "sandboxd.pid"), "utf8"));
+  const keep = new Set([1, process.pid]);
+  const descends = (pid) => {
+    for (let p = pid, hops = 0; p > 1 && hops < 64; hops++) {
+      if (p === supervisor) return true;
+      const info = table.get(p);
+      if (!info) return false;
+      p = info.ppid;
+    }
+    return false;
+  };
+  for (const [pid, info] of table) {
+    if (descends(pid) || (info.ppid === 0 && info.comm !== "parec")) keep.add(pid);
+  }
+  let killed = 0;
+  for (const pid of table.keys()) {
+    if (keep.has(pid)) continue;
+    try {
+      process.kill(pid, "SIGKILL");
+      killed += 1;
+    } catch {
+      // already gone
+    }
+  }
+  return killed;
+}
+
+function load(files) {
+  // Again until none is left: a fork bomb replaces the copies it loses while the first pass runs.
+  let killed = 0;
+  for (let pass = 0; pass < 20; pass++) {
+    const now = killStrays();
+    killed += now;
+    if (now === 0) break;
+  }
+  for (const entry of fs.readdirSync(APP_ROOT)) fs.rmSync(path.join(APP_ROOT, entry), { recursive: true, force: true });
+  for (const [rel, data] of Object.entries(files)) {
+    const target = path.normalize(path.join(APP_ROOT, rel));
+    if (!target.startsWith(APP_ROOT + path.sep)) throw new Error(`refusing a path outside the app: ${rel}`);
+    fs.mkdirSync(path.dirname(target), { recursive: true });
+    fs.writeFileSync(target, Buffer.from(data, "base64"), { mode: 0o644 });
+  }
+  fs.writeFileSync(path.join(STATE, "server.log"), "");
+  return { killed, files: Object.keys(files).length };
+}
+
+// A process of the app (what a dev server would be), started here so that it is neither a
+// descendant of the supervisor nor a `docker exec` session: the next reset kills it.
+function start(argv) {
+  if (!Array.isArray(argv) || argv.length === 0) throw new Error("start needs a non-empty argv");
+  const child = spawn(argv[0], argv.slice(1), { cwd: APP_ROOT, detached: true, stdio: "ignore" });
+  child.on("error", () => {});
+  child.unref();
+  return { pid: child.pid };
+}
+
+const handlers = {
+  load: (request) => load(request.files || {}),
+  start: (request) => start(request.argv),
+  log: () => ({ log: fs.existsSync(path.join(STATE, "server.log")) ? fs.readFileSync(path.join(STATE, "server.log"), "utf8") : "" }),
+  ping: () => ({}),
+};
+
+readline.createInterface({ input: process.stdin, crlfDelay: Infinity }).on("line", (line) => {
+  let reply;
+  try {
+    const request = JSON.parse(line);
+    const handler = handlers[request.op];
+    if (!handler) throw new Error(`unknown op ${request.op}`);
+    reply = { ok: true, ...handler(request) };
+  } catch (err) {
+    reply = { ok: false, error: String(err && err.message ? err.message : err) };
+  }
+  process.stdout.write(JSON.stringify(reply) + "\n");
+});
