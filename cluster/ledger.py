@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import sqlite3
 import threading
+import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -137,7 +138,7 @@ class Ledger:
         db = self._db
         db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
         # WAL is a property of the file (set once, kept); synchronous is a setting of each connection.
-        db.execute("PRAGMA journal_mode = WAL")
+        self._enable_wal()
         db.execute("PRAGMA synchronous = FULL")
         if self._user_version() == 0:
             with self._transaction():
@@ -152,6 +153,24 @@ class Ledger:
                 f"{SCHEMA_VERSION}: the run directory was written by a newer evalgrid. Upgrade evalgrid "
                 "(pip install -U evalgrid) to read or resume it."
             )
+
+    def _enable_wal(self) -> None:
+        # SQLite does not call the busy handler while a journal-mode switch waits for the exclusive
+        # lock, so processes creating the same ledger at once see "database is locked" at once
+        # (measured in CI: 1 of 4 processes). Retry here, within the same budget as busy_timeout.
+        deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
+        delay = 0.005
+        while True:
+            try:
+                mode = self._db.execute("PRAGMA journal_mode").fetchone()[0]
+                if str(mode).lower() != "wal":
+                    self._db.execute("PRAGMA journal_mode = WAL")
+                return
+            except sqlite3.OperationalError as exc:
+                if "locked" not in str(exc) or time.monotonic() + delay > deadline:
+                    raise
+            time.sleep(delay)
+            delay = min(delay * 2, 0.25)
 
     def _user_version(self) -> int:
         return int(self._db.execute("PRAGMA user_version").fetchone()[0])
