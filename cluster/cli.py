@@ -6,6 +6,7 @@ import argparse
 import asyncio
 import contextlib
 import json
+import os
 import sys
 import time
 from collections import Counter
@@ -30,9 +31,11 @@ from cluster.docker_sandbox import collect_garbage
 from cluster.grid import RayOptions
 from cluster.leaderboard import build_leaderboard, leaderboard_markdown, leaderboard_table
 from cluster.ledger import Ledger
+from cluster.object_store import S3Store, StoreLocation, StoreSettings, is_store_url
 from cluster.reducer import RunDirectory, open_run_directory, reduce_run_dir, write_tables
 from cluster.reduction import Reduction, RunRow
 from cluster.report import write_report
+from cluster.run_store import RunStore
 from cluster.runner import GridOptions, Scheduler, SweepResult, run_sweep
 from cluster.show import run_panel
 from cluster.sweep import SweepSpec, load_sweep
@@ -58,6 +61,7 @@ SCHEMAS: dict[str, type[BaseModel]] = {
 _EPILOG = """examples:
   evalgrid run fixtures/sweeps/demo.yaml            run (or resume) the demo sweep into runs/demo
   evalgrid run sweep.yaml --workers 8 --ray-address auto   on a Ray cluster, 8 sandboxes
+  evalgrid run sweep.yaml --run-dir s3://lab-evals/sweeps/may   evidence in object storage; resumable from it
   evalgrid sandbox gc                                remove sandbox containers left by killed drivers
   evalgrid status runs/demo                          outcome counts of a run directory
   evalgrid leaderboard runs/demo                     print the leaderboard again
@@ -97,7 +101,17 @@ def _parser() -> argparse.ArgumentParser:
                                      "runs with a recorded outcome are skipped, and stage outputs that exist "
                                      "(artifacts, evidence, verdicts) are reused.")
     run.add_argument("sweep", type=Path, help="sweep file (YAML); see `evalgrid schema SweepSpec`")
-    run.add_argument("--run-dir", type=Path, help="where outputs go (default: runs/<sweep name>)")
+    run.add_argument("--run-dir",
+                     help="where outputs go: a directory or s3://bucket/prefix (default: runs/<sweep name>)")
+    run.add_argument("--staging-dir", type=Path,
+                     help="with an s3:// run dir: this machine's working copy (default: "
+                          "~/.cache/evalgrid/s3/<bucket>/<prefix>); it can be deleted, the store is enough to resume")
+    run.add_argument("--s3-endpoint", help="S3-compatible endpoint URL (MinIO, Ceph …; default: AWS, or "
+                                           "$AWS_ENDPOINT_URL_S3 / $AWS_ENDPOINT_URL); credentials come from "
+                                           "the environment as for any boto3 program")
+    run.add_argument("--sse", choices=["none", "AES256", "aws:kms"], default="none",
+                     help="server-side encryption of every object written (default none)")
+    run.add_argument("--sse-kms-key", help="KMS key id for --sse aws:kms (default: the bucket's key)")
     run.add_argument("--workers", "--concurrency", dest="workers", type=int,
                      help="sandboxes (runs in flight) at once (overrides the sweep's concurrency)")
     run.add_argument("--sandbox", choices=["docker", "local"],
@@ -166,9 +180,19 @@ def _cmd_run(args: argparse.Namespace, console: Console) -> int:
         raise ConfigError("--shard-size must be at least 1")
     if update:
         sweep = type(sweep)(spec=sweep.spec.model_copy(update=update), path=sweep.path, queries=sweep.queries)
-    run_dir: Path = args.run_dir or Path("runs") / sweep.spec.name
+    store: StoreSettings | None = None
+    if args.run_dir and is_store_url(args.run_dir):
+        location = StoreLocation.parse(args.run_dir)
+        store = StoreSettings(url=location.url, endpoint_url=args.s3_endpoint, encryption=args.sse,
+                              kms_key_id=args.sse_kms_key)
+        run_dir = args.staging_dir or _cache_home() / "evalgrid" / "s3" / location.bucket / location.prefix
+    else:
+        if args.staging_dir or args.s3_endpoint or args.sse != "none" or args.sse_kms_key:
+            raise ConfigError("--staging-dir, --s3-endpoint and --sse apply only to an s3:// --run-dir")
+        run_dir = Path(args.run_dir) if args.run_dir else Path("runs") / sweep.spec.name
+    where = f"{store.url} (staging: {run_dir})" if store else str(run_dir)
     console.print(f"sweep [bold]{sweep.spec.name}[/]: {len(sweep.spec.candidates)} candidates × "
-                  f"{len(sweep.queries)} queries = {sweep.size} runs → {run_dir}", highlight=False)
+                  f"{len(sweep.queries)} queries = {sweep.size} runs → {where}", highlight=False)
     box = sweep.spec.sandbox
     if box.backend == "local":
         console.print("[yellow]sandbox: local backend — apps run in this machine's Chromium with requests "
@@ -221,7 +245,7 @@ def _cmd_run(args: argparse.Namespace, console: Console) -> int:
 
         try:
             return await run_sweep(sweep, run_dir, grid=grid, on_start=on_start, on_outcome=count,
-                                   on_scheduler=on_scheduler)
+                                   on_scheduler=on_scheduler, store=store)
         finally:
             for watcher in watch:
                 watcher.cancel()
@@ -239,11 +263,19 @@ def _cmd_run(args: argparse.Namespace, console: Console) -> int:
     board = build_leaderboard(sweep.spec.name, [c.id for c in sweep.spec.candidates], result.outcomes.values())
     write_json_atomic(run_dir / "leaderboard.json", board)
     (run_dir / "leaderboard.md").write_text(leaderboard_markdown(board), encoding="utf-8")
+    if store:
+        remote = RunStore(S3Store(store))
+        for name in ("results.jsonl", "leaderboard.json", "leaderboard.md"):
+            remote.put_file(name, run_dir / name)
     _stdout().print(leaderboard_table(board))
     rate = result.executed / result.seconds if result.seconds else 0.0
     console.print(f"{result.executed} runs executed, {result.skipped} skipped, in {result.seconds:.1f} s "
-                  f"({rate * 60:.1f} runs/min). Results: {run_dir / 'results.jsonl'}", highlight=False)
+                  f"({rate * 60:.1f} runs/min). Results: {where}/results.jsonl", highlight=False)
     return 0
+
+
+def _cache_home() -> Path:
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
 
 
 async def _watch_workers(scheduler: Scheduler, progress: Progress, task: TaskID) -> None:

@@ -19,7 +19,9 @@ from typing import Literal, Protocol
 from cluster.docker_sandbox import SandboxLimits, collect_garbage
 from cluster.grid import RayOptions, RayScheduler
 from cluster.ledger import Ledger
+from cluster.object_store import S3Store, StoreSettings
 from cluster.results import ResultsLog
+from cluster.run_store import RunStore
 from cluster.sweep import Sweep
 from cluster.worker import RunWorker, WorkerHealth, WorkerSettings
 from evaluator.errors import InfrastructureError
@@ -118,13 +120,13 @@ class LocalScheduler:
         return [worker.health for worker in self._workers]
 
 
-def worker_settings(sweep: Sweep, run_dir: Path) -> WorkerSettings:
-    """The workers' settings from the sweep file."""
+def worker_settings(sweep: Sweep, run_dir: Path, store: StoreSettings | None = None) -> WorkerSettings:
+    """The workers' settings from the sweep file (and the object store, when the run directory is one)."""
     box = sweep.spec.sandbox
     return WorkerSettings(
         run_dir=str(run_dir.resolve()), backend=box.backend, run_timeout_s=sweep.spec.run_timeout_s,
         max_attempts=sweep.spec.max_attempts, image=box.image,
-        limits=SandboxLimits(memory=box.memory, cpus=box.cpus, pids=box.pids),
+        limits=SandboxLimits(memory=box.memory, cpus=box.cpus, pids=box.pids), store=store,
     )
 
 
@@ -132,8 +134,14 @@ async def run_sweep(
     sweep: Sweep, run_dir: Path, *, grid: GridOptions = GridOptions(),
     on_start: Callable[[int, int], None] | None = None, on_outcome: Callable[[Outcome], None] | None = None,
     on_scheduler: Callable[[Scheduler], None] | None = None, max_infra_streak: int = 8,
+    store: StoreSettings | None = None,
 ) -> SweepResult:
     """Execute every unfinished run of ``sweep`` under ``run_dir``; re-running resumes.
+
+    With ``store``, the run directory lives in the object store and ``run_dir`` is this machine's
+    staging copy: the ledger first adopts every outcome the store has (so a new machine resumes
+    from the store alone), each run's stages are published by its worker, and each outcome is
+    written to the store before the local ledger records it.
 
     Raises :class:`~evaluator.errors.InfrastructureError` after ``max_infra_streak`` infrastructure
     failures in a row (an outage); those runs stay unrecorded and are redone by the next invocation.
@@ -141,11 +149,16 @@ async def run_sweep(
     started = time.monotonic()
     run_dir.mkdir(parents=True, exist_ok=True)
     write_json_atomic(run_dir / "sweep.json", {"path": str(sweep.path), "spec": sweep.spec.model_dump(mode="json")})
-    settings = worker_settings(sweep, run_dir)
+    remote = RunStore(S3Store(store)) if store else None
+    if remote:
+        await asyncio.to_thread(remote.put_file, "sweep.json", run_dir / "sweep.json")
+    settings = worker_settings(sweep, run_dir, store)
     removed = await collect_garbage() if settings.backend == "docker" else []
     log = ResultsLog(run_dir / "results.jsonl")
     log.path.touch(exist_ok=True)  # `evalgrid status` works from the first second of a sweep
     with Ledger.for_run_dir(run_dir) as ledger:
+        if remote:
+            await asyncio.to_thread(remote.rebuild_ledger, ledger)
         _reconcile(ledger, log)
         redone = {flight.run_key for flight in ledger.in_flight()}
         finished = ledger.finished_keys()
@@ -181,8 +194,11 @@ async def run_sweep(
         # instead of leaving every remaining run marked infra_error.
         held: list[Outcome] = []
 
-        def record(outcome: Outcome) -> None:
+        async def record(outcome: Outcome) -> None:
             nonlocal executed, refused
+            if remote and ledger.outcome(outcome.run_key) is None:
+                # The store first: an outcome the ledger has is one the store has, whatever crashes.
+                await asyncio.to_thread(remote.put_outcome, outcome)
             if not ledger.finish(outcome):
                 refused += 1
                 return
@@ -207,11 +223,11 @@ async def run_sweep(
                         "not recorded. Fix the cause and re-run the same command to resume.")
                 continue
             for earlier in held:
-                record(earlier)
+                await record(earlier)
             held.clear()
-            record(outcome)
+            await record(outcome)
         for earlier in held:
-            record(earlier)
+            await record(earlier)
     return SweepResult(outcomes=outcomes, skipped=skipped, executed=executed, seconds=time.monotonic() - started,
                        torn_lines=log.torn_lines, redone=len(redone & outcomes.keys()), refused_duplicates=refused,
                        removed_containers=removed)

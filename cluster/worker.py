@@ -19,13 +19,17 @@ from typing import Any, Literal, Protocol
 from playwright.async_api import Browser, Playwright, async_playwright
 
 from cluster.docker_sandbox import DEFAULT_IMAGE, DockerSandbox, SandboxLimits, collect_garbage
+from cluster.object_store import S3Store, StoreSettings
+from cluster.run_store import RunStore
 from evaluator.browser import launch_browser
 from evaluator.errors import (
     BrowserUnavailableError,
     ConfigError,
     EncoderUnavailableError,
+    EvidenceError,
     InfrastructureError,
     SandboxError,
+    StoreError,
     WorkerStartError,
 )
 from evaluator.evidence import utc_now
@@ -50,6 +54,8 @@ class WorkerSettings:
     max_attempts: int = 2
     image: str = DEFAULT_IMAGE
     limits: SandboxLimits = field(default_factory=SandboxLimits)
+    store: StoreSettings | None = None
+    """When set, ``run_dir`` is a local staging area and each run's stages are published here."""
 
 
 @dataclass
@@ -134,6 +140,7 @@ class RunWorker:
         self._paths = StagePaths(Path(settings.run_dir))
         self._playwright: Playwright | None = None
         self._backend: _Backend | None = None
+        self._store = RunStore(S3Store(settings.store)) if settings.store else None
 
     async def start(self) -> None:
         """Start Playwright and the backend, and fail fast if no browser can be had.
@@ -181,6 +188,8 @@ class RunWorker:
         self.health.current = spec.run_key
         try:
             outcome = await self._execute(spec)
+            if self._store is not None:
+                outcome = await self._publish(outcome)
         finally:
             self.health.current = None
         self.health.runs += 1
@@ -228,6 +237,19 @@ class RunWorker:
             await self._recover(detail.splitlines()[0] if detail else code.value)
         return failed_outcome(spec, OutcomeStatus.INFRA_ERROR, code, detail, attempts=self.settings.max_attempts,
                               duration_s=time.monotonic() - started)
+
+    async def _publish(self, outcome: Outcome) -> Outcome:
+        """Upload the run's stages before its outcome leaves the worker (the driver records it next)."""
+        assert self._store is not None
+        try:
+            await asyncio.to_thread(self._store.publish_stages, self._paths, outcome)
+        except (StoreError, EvidenceError) as exc:
+            self.health.last_error = str(exc)[:200]
+            return outcome.model_copy(update={
+                "status": OutcomeStatus.INFRA_ERROR,
+                "reason": OutcomeReason(code=ReasonCode.STORE_FAILED, detail=str(exc)[:2000]),
+                "functional": None, "aesthetic": None, "verdict_key": None, "judge_label": None})
+        return outcome
 
     async def _recover(self, why: str) -> None:
         assert self._backend is not None  # only called from _execute, which checked it

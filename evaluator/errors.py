@@ -47,6 +47,10 @@ class SandboxError(InfrastructureError):
     """A sandbox container could not be started, reached or removed (Docker engine, control channel)."""
 
 
+class StoreError(InfrastructureError):
+    """The object store could not be reached, or refused a read or write even after retries."""
+
+
 class WorkerStartError(InfrastructureError):
     """A worker could not get a browser at all (no image, no Docker engine, no Chromium): stop the sweep."""
 

@@ -380,6 +380,7 @@ class ReasonCode(StrEnum):
     RUN_TIMEOUT = "run_timeout"
     WORKER_DIED = "worker_died"
     SANDBOX_FAILED = "sandbox_failed"
+    STORE_FAILED = "store_failed"
     INTERNAL_ERROR = "internal_error"
 
 
