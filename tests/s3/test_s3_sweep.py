@@ -4,6 +4,7 @@ resumed on a "new machine" from the store alone."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import shutil
 from pathlib import Path
 
@@ -14,11 +15,12 @@ from cluster.ledger import Ledger
 from cluster.object_store import StoreSettings
 from cluster.results import ResultsLog
 from cluster.run_store import RunStore
-from cluster.runner import run_sweep
+from cluster.runner import run_sweep, worker_settings
 from cluster.sweep import load_sweep
+from cluster.worker import RunWorker
 from evaluator.errors import StoreError
 from evaluator.evidence import verify_bundle
-from evaluator.models import Outcome, OutcomeStatus
+from evaluator.models import Outcome, OutcomeStatus, ReasonCode
 from tests.cluster.test_local_sweep import _write_sweep
 from tests.s3.faulty_s3 import FaultyS3, make_store
 
@@ -93,3 +95,26 @@ def test_a_store_outage_stops_the_sweep_without_recording_what_the_store_did_not
     result = asyncio.run(run_sweep(sweep, staging, store=settings))
     assert result.skipped == 1 and result.executed == 5 and result.refused_duplicates == 0
     assert set(runs.outcome_keys()) == set(result.outcomes) and len(result.outcomes) == 6
+
+
+def test_a_worker_that_cannot_publish_a_run_reports_an_infrastructure_failure(
+        s3: FaultyS3, tmp_path: Path) -> None:
+    """The store refuses (no such bucket): the judged run comes back as infra_error / store_failed,
+    never as judged with its evidence missing from the store."""
+    sweep = load_sweep(_write_sweep(tmp_path))
+    spec = next(s for s in sweep.plan() if s.candidate.id == "good" and s.query.id == "prod-todo")
+    store = StoreSettings(url="s3://no-such-bucket-evalgrid/x", endpoint_url=s3.endpoint, attempts=1, sdk_attempts=1)
+    settings = dataclasses.replace(worker_settings(sweep, tmp_path / "staging", store), backend="local")
+
+    async def one() -> Outcome:
+        worker = RunWorker(settings, "worker-0")
+        await worker.start()
+        try:
+            return await worker.execute(spec)
+        finally:
+            await worker.close()
+
+    outcome = asyncio.run(one())
+    assert outcome.status is OutcomeStatus.INFRA_ERROR
+    assert outcome.reason.code is ReasonCode.STORE_FAILED and "no-such-bucket-evalgrid" in outcome.reason.detail
+    assert outcome.functional is None and outcome.verdict_key is None
