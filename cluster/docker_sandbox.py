@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import contextlib
 import json
 import os
 import socket
@@ -235,9 +236,12 @@ class DockerSandbox:
                 reply: dict[str, object] = json.loads(line)
             except (ConnectionError, TimeoutError, ValueError) as exc:
                 # A reply that comes late would be read as the answer to the next request.
+                self._control = None
                 if control.returncode is None:
                     control.kill()
-                self._control = None
+                # Reaped here: an unreaped process outlives its event loop and fails in a finalizer.
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(control.wait(), 5)
                 raise SandboxError(f"sandbox {self.name}: control channel failed ({exc!r})") from exc
         if not reply.get("ok"):
             raise SandboxError(f"sandbox {self.name}: {request['op']} failed: {reply.get('error')}")

@@ -98,7 +98,12 @@ class LocalScheduler:
 
         tasks: list[asyncio.Task[None]] = []
         try:
-            await asyncio.gather(*(worker.start() for worker in self._workers))
+            # Every start runs to its end before a failure is raised: a start still under way when
+            # the workers are closed would leave its browser driver running past the event loop.
+            started = await asyncio.gather(*(worker.start() for worker in self._workers), return_exceptions=True)
+            for result in started:
+                if isinstance(result, BaseException):
+                    raise result
             tasks = [asyncio.create_task(work(worker)) for worker in self._workers]
             running = len(tasks)
             while running:
