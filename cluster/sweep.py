@@ -21,11 +21,12 @@ class SandboxSpec(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
 
-    backend: Literal["docker", "local"] = "docker"
-    """``docker``: a hardened container per worker, no network. ``local``: this machine's Chromium on
-    loopback, for development only; it is NOT a sandbox."""
+    backend: Literal["docker", "kubernetes", "local"] = "docker"
+    """``docker``: a hardened container per worker, no network. ``kubernetes``: a hardened pod per
+    worker, created through the API (inside a cluster installed with the Helm chart). ``local``: this
+    machine's Chromium on loopback, for development only; it is NOT a sandbox."""
     image: str = "evalgrid/sandbox:dev"
-    """Sandbox image (``make images`` builds it)."""
+    """Sandbox image (``make images`` builds it). On Kubernetes the chart's ``sandbox.image`` wins."""
     memory: str = Field(default="1536m", pattern=r"^[0-9]+[kmg]$")
     """Memory limit of a sandbox (swap included)."""
     cpus: float = Field(default=1.0, gt=0, le=64)

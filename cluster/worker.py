@@ -18,7 +18,11 @@ from typing import Any, Literal, Protocol
 
 from playwright.async_api import Browser, Playwright, async_playwright
 
-from cluster.docker_sandbox import DEFAULT_IMAGE, DockerSandbox, SandboxLimits, collect_garbage
+from cluster.container_sandbox import ContainerSandbox, SandboxLimits
+from cluster.docker_sandbox import DEFAULT_IMAGE, DockerSandbox, collect_garbage
+from cluster.inputs import InputsRef, fetch_inputs
+from cluster.k8s_sandbox import KubernetesSandbox
+from cluster.k8s_sandbox import collect_garbage as collect_pod_garbage
 from cluster.object_store import S3Store, StoreSettings
 from cluster.run_store import RunStore
 from evaluator.browser import launch_browser
@@ -37,7 +41,7 @@ from evaluator.models import Outcome, OutcomeReason, OutcomeStatus, ReasonCode, 
 from evaluator.run import StagePaths, execute_run, failed_outcome
 from evaluator.sandbox import LOOPBACK, AppHost
 
-Backend = Literal["docker", "local", "noop"]
+Backend = Literal["docker", "kubernetes", "local", "noop"]
 
 _CLEANUP_S = 15.0
 """How long a timed-out run may take to unwind before its sandbox is removed under it."""
@@ -49,13 +53,16 @@ class WorkerSettings:
 
     run_dir: str
     backend: Backend = "docker"
-    """``docker`` (the sandbox), ``local`` (loopback, NOT a sandbox) or ``noop`` (measures the scheduler only)."""
+    """``docker`` or ``kubernetes`` (sandboxes), ``local`` (loopback, NOT a sandbox) or ``noop`` (measures the
+    scheduler only)."""
     run_timeout_s: float = 180.0
     max_attempts: int = 2
     image: str = DEFAULT_IMAGE
     limits: SandboxLimits = field(default_factory=SandboxLimits)
     store: StoreSettings | None = None
     """When set, ``run_dir`` is a local staging area and each run's stages are published here."""
+    inputs: InputsRef | None = None
+    """When set, the sweep's answers come from this archive, fetched on start if this node lacks them."""
 
 
 @dataclass
@@ -106,10 +113,10 @@ class _LocalBackend:
                 pass  # a wedged browser process dies with Playwright's driver
 
 
-class _DockerBackend:
-    """A sandbox container; recovery replaces it."""
+class _SandboxBackend:
+    """A sandbox container or pod; recovery replaces it."""
 
-    def __init__(self, playwright: Playwright, sandbox: DockerSandbox) -> None:
+    def __init__(self, playwright: Playwright, sandbox: ContainerSandbox) -> None:
         self._playwright = playwright
         self.sandbox = sandbox
         self.host: AppHost = sandbox
@@ -150,16 +157,23 @@ class RunWorker:
         if self.settings.backend == "noop":
             return
         try:
+            if self.settings.inputs is not None:
+                await asyncio.to_thread(fetch_inputs, self.settings.inputs)
             self._playwright = await async_playwright().start()
             if self.settings.backend == "docker":
                 # A worker restarted after its process was killed finds its predecessor's container here.
                 await collect_garbage()
-                sandbox = DockerSandbox(self.settings.image, limits=self.settings.limits)
-                self._backend = _DockerBackend(self._playwright, sandbox)
+                sandbox: ContainerSandbox = DockerSandbox(self.settings.image, limits=self.settings.limits)
+                self._backend = _SandboxBackend(self._playwright, sandbox)
+            elif self.settings.backend == "kubernetes":
+                # Pods of this pod's earlier worker processes (Kubernetes removes those of dead pods).
+                await collect_pod_garbage()
+                sandbox = KubernetesSandbox(self.settings.image, limits=self.settings.limits)
+                self._backend = _SandboxBackend(self._playwright, sandbox)
             elif self.settings.backend == "local":
                 self._backend = _LocalBackend(self._playwright)
             else:
-                raise ConfigError(f"unknown sandbox backend {self.settings.backend!r}; use docker or local")
+                raise ConfigError(f"unknown sandbox backend {self.settings.backend!r}; use docker, kubernetes or local")
             await self._backend.browser()
         except BaseException as exc:
             await self.close()
@@ -168,9 +182,9 @@ class RunWorker:
             raise
 
     @property
-    def sandbox(self) -> DockerSandbox | None:
-        """The worker's sandbox container (Docker backend only)."""
-        return self._backend.sandbox if isinstance(self._backend, _DockerBackend) else None
+    def sandbox(self) -> ContainerSandbox | None:
+        """The worker's sandbox (container or pod backends only)."""
+        return self._backend.sandbox if isinstance(self._backend, _SandboxBackend) else None
 
     async def close(self) -> None:
         """Remove the sandbox and stop Playwright."""

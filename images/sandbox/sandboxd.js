@@ -3,6 +3,8 @@
 // Runs as PID 2 under tini, as an unprivileged user, in a container with no network at all
 // (--network none). The driver outside reaches Chromium's DevTools port only through
 // `docker exec -i ... node pipe.js`, so nothing inside can open a connection to the outside.
+// As a Kubernetes pod (EVALGRID_GATE_PORT set) the pod has a network interface, with every egress
+// denied by a NetworkPolicy; the driver then comes in through the token-guarded gate (gate.js).
 "use strict";
 
 const fs = require("fs");
@@ -18,6 +20,10 @@ const DEVTOOLS_PORT = 9222;
 const CHROMIUM = process.env.EVALGRID_CHROMIUM || "/usr/bin/chromium";
 const PULSE_DIR = path.join(STATE, "pulse");
 const PULSE_SOCKET = path.join(PULSE_DIR, "pulse.sock");
+const OWN_CHILDREN = path.join(STATE, "own-children");
+// Read once and dropped from the environment, so Chromium, PulseAudio and app processes never inherit it.
+const token = process.env.EVALGRID_GATE_TOKEN || "";
+delete process.env.EVALGRID_GATE_TOKEN;
 
 // Same flags as the local backend's launch, plus belt-and-braces egress denial inside the browser:
 // a dead proxy for every non-loopback URL, no name resolution, no non-proxied UDP (WebRTC).
@@ -48,6 +54,14 @@ const serverLog = path.join(STATE, "server.log");
 
 function log(line) {
   fs.appendFile(serverLog, line + "\n", () => {});
+}
+
+// The children this supervisor runs for itself; a reset (ops.js) kills every other process.
+const own = { audio: null, browser: null };
+function recordOwnChildren() {
+  const pids = Object.values(own).filter((child) => child && child.pid).map((child) => child.pid);
+  fs.writeFileSync(OWN_CHILDREN + ".tmp", pids.join("\n"));
+  fs.renameSync(OWN_CHILDREN + ".tmp", OWN_CHILDREN);
 }
 
 // Any request a page can make must end in an answer, never in an exception: an uncaught one here
@@ -114,6 +128,8 @@ function startAudio(onReady) {
     "--load=module-null-sink sink_name=evalgrid rate=48000 channels=2 norewinds=1",
     `--load=module-native-protocol-unix socket=${PULSE_SOCKET} auth-anonymous=1 auth-cookie-enabled=0`,
   ], { env, stdio: ["ignore", "ignore", fs.openSync(path.join(STATE, "pulseaudio.log"), "a")] });
+  own.audio = daemon;
+  recordOwnChildren();
   daemon.on("exit", () => setTimeout(() => startAudio(() => {}), 500));
   const started = Date.now();
   const probe = () => {
@@ -137,6 +153,8 @@ function startBrowser() {
     env: { ...process.env, PULSE_SERVER: `unix:${PULSE_SOCKET}`, PULSE_SINK: "evalgrid" },
     stdio: ["ignore", "ignore", fs.openSync(path.join(STATE, "chromium.log"), "a")],
   });
+  own.browser = browser;
+  recordOwnChildren();
   browser.on("exit", (code, signal) => {
     // A crashed or killed browser is brought back; the driver sees the dropped connection and
     // retries the run (an infrastructure failure, not the app's result).
@@ -146,6 +164,13 @@ function startBrowser() {
   });
 }
 startAudio(startBrowser);
+
+if (process.env.EVALGRID_GATE_PORT) {
+  require("./gate").startGate({
+    port: Number(process.env.EVALGRID_GATE_PORT), token, devtoolsPort: DEVTOOLS_PORT,
+    pulseServer: `unix:${PULSE_SOCKET}`, log,
+  });
+}
 
 // The supervisor outlives its own bugs: a crash here would end the sandbox for every later run.
 process.on("uncaughtException", (err) => {

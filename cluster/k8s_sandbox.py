@@ -1,0 +1,367 @@
+"""The Kubernetes sandbox backend: one hardened pod per worker, created by the worker through the API.
+
+The pod runs the same image as the Docker backend. It has a network interface (pods always do),
+so isolation comes from the chart's NetworkPolicy (no egress at all; ingress only from evalgrid's
+worker pods, on the gate port) plus everything the Docker backend does: non-root, every capability
+dropped, no privilege escalation, a read-only root with size-capped memory volumes, CPU and memory
+limits, RuntimeDefault seccomp, no service-account token, and optionally a RuntimeClass such as
+gVisor. The driver reaches the pod only through its gate (``images/sandbox/gate.js``), which
+refuses connections without the sandbox's token.
+
+What Kubernetes cannot do per pod: a pids limit (set the kubelet's ``podPidsLimit`` on the
+nodes that run sandboxes), and egress denial without a CNI that enforces NetworkPolicy.
+
+The pod is owned by the worker's pod (``ownerReferences``), so Kubernetes deletes it with the
+worker; a worker *process* that dies while its pod lives is covered by :func:`collect_garbage`,
+which compares the owner annotation with the processes of this pod.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import re
+import secrets
+import sys
+import tempfile
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from kubernetes import client as k8s
+from kubernetes.client.exceptions import ApiException
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic.alias_generators import to_camel
+
+from cluster.bridge import OpenUpstream, Upstream
+from cluster.container_sandbox import SANDBOX_USER, ContainerSandbox, SandboxLimits
+from cluster.gate import open_gate
+from cluster.kube import api_client, current_namespace
+from cluster.ownership import host_prefix, owner_alive, owner_id
+from evaluator.errors import ConfigError, SandboxError
+from evaluator.soundtrack import AudioSource, parec_arguments
+
+ROLE_LABEL = "evalgrid.io/role"
+OWNER_UID_LABEL = "evalgrid.io/owner-uid"
+OWNER_ANNOTATION = "evalgrid.io/owner"
+CONFIG_ENV = "EVALGRID_K8S_SANDBOX"
+"""Environment variable holding the chart's sandbox settings (JSON, :class:`PodSandboxConfig`)."""
+_POLL_S = 0.5
+_GONE_POLL_S = 2.0
+# Fail at once on these instead of waiting out the start timeout: they do not fix themselves.
+_FATAL_WAITING = frozenset({"ErrImagePull", "ImagePullBackOff", "InvalidImageName", "CreateContainerConfigError",
+                            "CreateContainerError", "RunContainerError"})
+
+
+class PodResources(BaseModel):
+    """What the scheduler reserves for one sandbox pod (its hard limits come from the sweep)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
+
+    cpu: str = "1"
+    """CPU request."""
+    memory: str = "1536Mi"
+    """Memory request."""
+
+
+class PodSandboxConfig(BaseModel):
+    """The cluster's sandbox settings, rendered by the Helm chart into ``EVALGRID_K8S_SANDBOX``."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, alias_generator=to_camel, populate_by_name=True,
+                              use_attribute_docstrings=True)
+
+    image: str | None = None
+    """Sandbox image in the cluster's registry; ``None`` uses the sweep's ``sandbox.image``."""
+    image_pull_policy: Literal["Always", "IfNotPresent", "Never"] = "IfNotPresent"
+    """Kubernetes image pull policy."""
+    runtime_class_name: str | None = None
+    """RuntimeClass of sandbox pods (e.g. ``gvisor``); ``None`` for the cluster's default runtime."""
+    resources: PodResources = PodResources()
+    """Requests of each sandbox pod."""
+    node_selector: dict[str, str] = Field(default_factory=dict)
+    """Node labels sandbox pods must land on."""
+    tolerations: list[dict[str, Any]] = Field(default_factory=list)
+    """Tolerations of sandbox pods."""
+    image_pull_secrets: list[str] = Field(default_factory=list)
+    """Names of Secrets to pull the image with."""
+    labels: dict[str, str] = Field(default_factory=dict)
+    """Extra labels (the chart's NetworkPolicy selects sandbox pods by them)."""
+    gate_port: int = Field(default=9230, ge=1024, le=65535)
+    """The gate's TCP port (the NetworkPolicy's only open ingress port)."""
+    start_timeout_s: float = Field(default=300.0, gt=0)
+    """How long a pod may take to become ready (the first start on a node pulls the image)."""
+
+    @classmethod
+    def from_env(cls) -> PodSandboxConfig:
+        """The settings from ``EVALGRID_K8S_SANDBOX``, or the defaults when it is not set."""
+        raw = os.environ.get(CONFIG_ENV)
+        if not raw:
+            return cls()
+        try:
+            return cls.model_validate_json(raw)
+        except ValidationError as exc:
+            raise ConfigError(f"${CONFIG_ENV} is not valid sandbox configuration ({exc.error_count()} "
+                              f"problems: {exc.errors()[0]['msg']}); check the chart's sandbox values") from exc
+
+
+@dataclass(frozen=True)
+class PodOwner:
+    """The worker pod a sandbox pod belongs to (from the downward API), when the worker runs in a pod."""
+
+    namespace: str
+    pod_name: str | None = None
+    pod_uid: str | None = None
+
+    @classmethod
+    def from_env(cls) -> PodOwner:
+        """From ``EVALGRID_K8S_NAMESPACE``/``_POD_NAME``/``_POD_UID``, else the kube context's namespace."""
+        namespace = os.environ.get("EVALGRID_K8S_NAMESPACE") or current_namespace()
+        return cls(namespace=namespace, pod_name=os.environ.get("EVALGRID_K8S_POD_NAME") or None,
+                   pod_uid=os.environ.get("EVALGRID_K8S_POD_UID") or None)
+
+
+def kube_api() -> k8s.CoreV1Api:
+    """The core API of the cluster this process runs in, or of the current kube context."""
+    return k8s.CoreV1Api(api_client())
+
+
+def k8s_quantity(docker_size: str) -> str:
+    """Docker's ``1536m`` / ``2g`` / ``512k`` (binary units) as a Kubernetes quantity (``1536Mi``)."""
+    match = re.fullmatch(r"([0-9]+)([kmg])", docker_size)
+    if match is None:
+        raise ConfigError(f"size {docker_size!r} is not like 1536m, 2g or 512k")
+    return f"{match[1]}{match[2].upper()}i"
+
+
+def pod_manifest(*, name: str, image: str, token: str, limits: SandboxLimits, config: PodSandboxConfig,
+                 owner: PodOwner, owner_process: str) -> dict[str, Any]:
+    """The sandbox pod, as sent to the API (a plain manifest, so it can be checked against the schema)."""
+    labels = {**config.labels, ROLE_LABEL: "sandbox", "app.kubernetes.io/name": "evalgrid-sandbox"}
+    metadata: dict[str, Any] = {"name": name, "namespace": owner.namespace, "labels": labels,
+                                "annotations": {OWNER_ANNOTATION: owner_process}}
+    if owner.pod_uid:
+        labels[OWNER_UID_LABEL] = owner.pod_uid
+    if owner.pod_name and owner.pod_uid:
+        metadata["ownerReferences"] = [{"apiVersion": "v1", "kind": "Pod", "name": owner.pod_name,
+                                        "uid": owner.pod_uid, "blockOwnerDeletion": False}]
+    memory = k8s_quantity(limits.memory)
+    spec: dict[str, Any] = {
+        "restartPolicy": "Never",
+        "automountServiceAccountToken": False,
+        "enableServiceLinks": False,
+        "terminationGracePeriodSeconds": 1,
+        "securityContext": {"runAsNonRoot": True, "runAsUser": int(SANDBOX_USER), "runAsGroup": int(SANDBOX_USER),
+                            "seccompProfile": {"type": "RuntimeDefault"}},
+        "containers": [{
+            "name": "sandbox",
+            "image": image,
+            "imagePullPolicy": config.image_pull_policy,
+            # The token reaches the supervisor only; it drops it from its environment at once.
+            "env": [{"name": "EVALGRID_GATE_PORT", "value": str(config.gate_port)},
+                    {"name": "EVALGRID_GATE_TOKEN", "value": token}],
+            "ports": [{"name": "gate", "containerPort": config.gate_port, "protocol": "TCP"}],
+            "readinessProbe": {"tcpSocket": {"port": "gate"}, "periodSeconds": 1, "failureThreshold": 3},
+            "resources": {"requests": {"cpu": config.resources.cpu, "memory": config.resources.memory},
+                          "limits": {"cpu": str(limits.cpus), "memory": memory}},
+            "securityContext": {"allowPrivilegeEscalation": False, "readOnlyRootFilesystem": True,
+                                "privileged": False, "capabilities": {"drop": ["ALL"]}},
+            "volumeMounts": [{"name": "tmp", "mountPath": "/tmp"}, {"name": "app", "mountPath": "/srv/app"},
+                             {"name": "shm", "mountPath": "/dev/shm"}],
+        }],
+        "volumes": [
+            {"name": "tmp", "emptyDir": {"medium": "Memory", "sizeLimit": k8s_quantity(limits.tmp)}},
+            {"name": "app", "emptyDir": {"medium": "Memory", "sizeLimit": k8s_quantity(limits.app)}},
+            {"name": "shm", "emptyDir": {"medium": "Memory", "sizeLimit": k8s_quantity(limits.shm)}},
+        ],
+    }
+    if config.runtime_class_name:
+        spec["runtimeClassName"] = config.runtime_class_name
+    if config.node_selector:
+        spec["nodeSelector"] = dict(config.node_selector)
+    if config.tolerations:
+        spec["tolerations"] = list(config.tolerations)
+    if config.image_pull_secrets:
+        spec["imagePullSecrets"] = [{"name": secret} for secret in config.image_pull_secrets]
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": metadata, "spec": spec}
+
+
+class KubernetesSandbox(ContainerSandbox):
+    """A sandbox pod, driven through its gate."""
+
+    def __init__(self, image: str, *, limits: SandboxLimits | None = None, config: PodSandboxConfig | None = None,
+                 owner: PodOwner | None = None, api: k8s.CoreV1Api | None = None) -> None:
+        self.config = config or PodSandboxConfig.from_env()
+        super().__init__(self.config.image or image, limits=limits or SandboxLimits())
+        self._owner = owner
+        self._api = api
+        self._address = ""
+        self._image_id = ""
+        self._token = ""
+        self._secrets_dir: Path | None = None
+
+    @property
+    def label(self) -> str:
+        """The evidence manifest's sandbox description (the image digest makes it part of the evidence key)."""
+        runtime = self.config.runtime_class_name or "default runtime"
+        return (f"kubernetes {self.image} {self._image_id[-71:]} (pod, egress denied by NetworkPolicy, gate, "
+                f"non-root, read-only root, caps dropped, {runtime}, mem {self.limits.memory}, "
+                f"cpus {self.limits.cpus})")
+
+    @property
+    def audio(self) -> AudioSource | None:
+        """The pod's sound, through the gate's audio channel."""
+        if self._secrets_dir is None:
+            return None
+        return _GateAudio(self._address, self.config.gate_port, self._secrets_dir / "token")
+
+    def _core(self) -> k8s.CoreV1Api:
+        if self._api is None:
+            self._api = kube_api()
+        return self._api
+
+    async def _create(self) -> None:
+        owner = self._owner or PodOwner.from_env()
+        self._owner = owner
+        self.name = f"evalgrid-sbx-{uuid.uuid4().hex[:10]}"
+        self._token = secrets.token_hex(32)
+        self._secrets_dir = Path(tempfile.mkdtemp(prefix="evalgrid-gate-"))
+        token_file = self._secrets_dir / "token"
+        token_file.touch(mode=0o600)
+        token_file.write_text(self._token)
+        manifest: Any = pod_manifest(name=self.name, image=self.image, token=self._token, limits=self.limits,
+                                config=self.config, owner=owner, owner_process=owner_id())
+        api = self._core()
+        try:
+            await asyncio.to_thread(api.create_namespaced_pod, owner.namespace, manifest)
+        except ApiException as exc:
+            raise SandboxError(f"could not create sandbox pod {self.name} in namespace {owner.namespace}: "
+                               f"{exc.status} {exc.reason}: {_api_message(exc)}") from exc
+        try:
+            await asyncio.wait_for(self._until_ready(), self.config.start_timeout_s)
+        except TimeoutError as exc:
+            raise SandboxError(f"sandbox pod {self.name} was not ready within {self.config.start_timeout_s:.0f} s "
+                               f"(`kubectl describe pod {self.name} -n {owner.namespace}` says why)") from exc
+
+    async def _until_ready(self) -> None:
+        assert self._owner is not None  # set by _create before it calls this
+        while True:
+            pod = await self._read()
+            if pod is None:
+                raise SandboxError(f"sandbox pod {self.name} disappeared while starting")
+            status = pod.status
+            if status is not None:
+                if status.phase in ("Failed", "Succeeded"):
+                    raise SandboxError(f"sandbox pod {self.name} ended while starting: {status.phase} "
+                                       f"{status.reason or ''} {status.message or ''}".strip())
+                for container in status.container_statuses or []:
+                    waiting = container.state.waiting if container.state else None
+                    if waiting is not None and waiting.reason in _FATAL_WAITING:
+                        raise SandboxError(f"sandbox pod {self.name} cannot start: {waiting.reason}: "
+                                           f"{waiting.message or ''}".strip())
+                ready = any(c.type == "Ready" and c.status == "True" for c in status.conditions or [])
+                if ready and status.pod_ip:
+                    self._address = status.pod_ip
+                    statuses = status.container_statuses or []
+                    self._image_id = statuses[0].image_id if statuses and statuses[0].image_id else ""
+                    return
+            await asyncio.sleep(_POLL_S)
+
+    async def _read(self) -> Any:
+        assert self._owner is not None
+        try:
+            return await asyncio.to_thread(self._core().read_namespaced_pod, self.name, self._owner.namespace)
+        except ApiException as exc:
+            if exc.status == 404:
+                return None
+            raise SandboxError(f"could not read sandbox pod {self.name}: {exc.status} {exc.reason}") from exc
+
+    async def _open_control(self) -> Upstream:
+        return await open_gate(self._address, self.config.gate_port, self._token, "control")
+
+    def _devtools(self) -> OpenUpstream:
+        address, port, token = self._address, self.config.gate_port, self._token
+        return lambda: open_gate(address, port, token, "devtools")
+
+    async def _wait_gone(self, name: str) -> None:
+        while name == self.name:
+            try:
+                pod = await self._read()
+            except SandboxError:
+                await asyncio.sleep(_GONE_POLL_S)  # the API is unreachable for a moment: not a dead pod
+                continue
+            if pod is None or pod.metadata.deletion_timestamp is not None or (
+                    pod.status is not None and pod.status.phase in ("Failed", "Succeeded")):
+                return
+            await asyncio.sleep(_GONE_POLL_S)
+
+    async def _remove(self) -> None:
+        assert self._owner is not None
+        secrets_dir, self._secrets_dir = self._secrets_dir, None
+        if secrets_dir is not None:
+            for file in secrets_dir.iterdir():
+                file.unlink()
+            secrets_dir.rmdir()
+        try:
+            await asyncio.to_thread(self._core().delete_namespaced_pod, self.name, self._owner.namespace,
+                                    grace_period_seconds=0)
+        except ApiException as exc:
+            if exc.status != 404:
+                raise SandboxError(f"could not delete sandbox pod {self.name}: {exc.status} {exc.reason}; "
+                                   "`evalgrid sandbox gc --backend kubernetes` will retry") from exc
+
+
+async def collect_garbage(*, api: k8s.CoreV1Api | None = None, owner: PodOwner | None = None,
+                          everything: bool = False) -> list[str]:
+    """Delete sandbox pods whose owner process is gone (or every sandbox pod of this worker pod).
+
+    Only pods created from this worker pod are considered (Kubernetes itself deletes those of
+    worker pods that are gone); with no worker pod (a driver outside the cluster), only pods whose
+    owner annotation names a process of this host.
+    """
+    owner = owner or PodOwner.from_env()
+    api = api or kube_api()
+    selector = f"{ROLE_LABEL}=sandbox"
+    if owner.pod_uid:
+        selector += f",{OWNER_UID_LABEL}={owner.pod_uid}"
+    try:
+        pods = await asyncio.to_thread(api.list_namespaced_pod, owner.namespace, label_selector=selector)
+    except ApiException as exc:
+        raise SandboxError(f"could not list sandbox pods in {owner.namespace}: {exc.status} {exc.reason}") from exc
+    removed: list[str] = []
+    for pod in pods.items:
+        if pod.metadata is None or not pod.metadata.name:
+            continue
+        name = pod.metadata.name
+        process = (pod.metadata.annotations or {}).get(OWNER_ANNOTATION, "")
+        if not everything and owner_alive(process):
+            continue
+        if not everything and not owner.pod_uid and not process.startswith(host_prefix()):
+            continue  # another machine's driver: not ours to judge
+        try:
+            await asyncio.to_thread(api.delete_namespaced_pod, name, owner.namespace, grace_period_seconds=0)
+        except ApiException as exc:
+            if exc.status != 404:
+                continue  # left for the next gc
+        removed.append(name)
+    return removed
+
+
+def _api_message(exc: ApiException) -> str:
+    with contextlib.suppress(ValueError, TypeError):
+        return str(json.loads(exc.body or "{}").get("message", "")) or str(exc.body)[:300]
+    return str(exc.body)[:300]
+
+
+@dataclass(frozen=True)
+class _GateAudio:
+    address: str
+    port: int
+    token_file: Path
+
+    def capture_command(self, latency_ms: int) -> list[str]:
+        return [sys.executable, "-m", "cluster.gate", "audio", self.address, str(self.port), str(self.token_file),
+                *parec_arguments("evalgrid.monitor", latency_ms)]
+

@@ -1,0 +1,127 @@
+// The sandbox's operations, shared by both ways the driver reaches them: `control.js` (one
+// `docker exec -i` session, Docker backend) and `gate.js` (one TCP port, Kubernetes backend).
+//
+// Everything is done in-process, without spawning: after a fork bomb has used up the pids limit,
+// a fresh `docker exec` or a `tar` could not start, but these operations still clean up.
+"use strict";
+
+const fs = require("fs");
+const path = require("path");
+const { spawn } = require("child_process");
+
+const APP_ROOT = "/srv/app";
+const STATE = process.env.EVALGRID_STATE || "/tmp/evalgrid";
+const OWN_CHILDREN = path.join(STATE, "own-children");
+
+function processes() {
+  const table = new Map();
+  for (const entry of fs.readdirSync("/proc")) {
+    const pid = Number(entry);
+    if (!Number.isInteger(pid) || pid <= 0) continue;
+    try {
+      const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
+      const comm = stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")"));
+      const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+      table.set(pid, { ppid, comm });
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return table;
+}
+
+function readPids(file) {
+  try {
+    return fs.readFileSync(file, "utf8").split(/\s+/).filter(Boolean).map(Number);
+  } catch {
+    return [];
+  }
+}
+
+// Which processes belong to the sandbox and survive a reset, decided by ancestry, never by
+// command line (an app can name its processes anything): init, the supervisor, the children the
+// supervisor started for itself (Chromium, PulseAudio; listed in OWN_CHILDREN) with everything
+// below them, and evalgrid's own `docker exec` sessions (parent pid 0: the DevTools bridges, the
+// control channel) except audio recorders, which a finished run leaves behind. Any other child of
+// the supervisor (an app process or a recorder the gate started) is the app's or stale.
+function killStrays() {
+  const table = processes();
+  const supervisor = Number(fs.readFileSync(path.join(STATE, "sandboxd.pid"), "utf8"));
+  const own = new Set(readPids(OWN_CHILDREN));
+  const keep = new Set([1, supervisor, process.pid]);
+  const ownDescendant = (pid) => {
+    for (let p = pid, hops = 0; p > 1 && hops < 64; hops++) {
+      if (own.has(p)) return true;
+      const info = table.get(p);
+      if (!info || info.ppid === supervisor && !own.has(p)) return false;
+      p = info.ppid;
+    }
+    return false;
+  };
+  for (const [pid, info] of table) {
+    if (ownDescendant(pid) || (info.ppid === 0 && info.comm !== "parec")) keep.add(pid);
+  }
+  let killed = 0;
+  for (const pid of table.keys()) {
+    if (keep.has(pid)) continue;
+    try {
+      process.kill(pid, "SIGKILL");
+      killed += 1;
+    } catch {
+      // already gone
+    }
+  }
+  return killed;
+}
+
+function load(files) {
+  // Again until none is left: a fork bomb replaces the copies it loses while the first pass runs.
+  let killed = 0;
+  for (let pass = 0; pass < 20; pass++) {
+    const now = killStrays();
+    killed += now;
+    if (now === 0) break;
+  }
+  for (const entry of fs.readdirSync(APP_ROOT)) fs.rmSync(path.join(APP_ROOT, entry), { recursive: true, force: true });
+  for (const [rel, data] of Object.entries(files)) {
+    const target = path.normalize(path.join(APP_ROOT, rel));
+    if (!target.startsWith(APP_ROOT + path.sep)) throw new Error(`refusing a path outside the app: ${rel}`);
+    fs.mkdirSync(path.dirname(target), { recursive: true });
+    fs.writeFileSync(target, Buffer.from(data, "base64"), { mode: 0o644 });
+  }
+  fs.writeFileSync(path.join(STATE, "server.log"), "");
+  return { killed, files: Object.keys(files).length };
+}
+
+// A process of the app (what a dev server would be); not one of the supervisor's own children,
+// so the next reset kills it.
+function start(argv) {
+  if (!Array.isArray(argv) || argv.length === 0) throw new Error("start needs a non-empty argv");
+  const child = spawn(argv[0], argv.slice(1), { cwd: APP_ROOT, detached: true, stdio: "ignore" });
+  child.on("error", () => {});
+  child.unref();
+  return { pid: child.pid };
+}
+
+const handlers = {
+  load: (request) => load(request.files || {}),
+  start: (request) => start(request.argv),
+  log: () => ({ log: fs.existsSync(path.join(STATE, "server.log")) ? fs.readFileSync(path.join(STATE, "server.log"), "utf8") : "" }),
+  ping: () => ({}),
+};
+
+// One request line in, one reply line out (no newline): errors are replies, never exceptions.
+function handleLine(line) {
+  let reply;
+  try {
+    const request = JSON.parse(line);
+    const handler = handlers[request.op];
+    if (!handler) throw new Error(`unknown op ${request.op}`);
+    reply = { ok: true, ...handler(request) };
+  } catch (err) {
+    reply = { ok: false, error: String(err && err.message ? err.message : err) };
+  }
+  return JSON.stringify(reply);
+}
+
+module.exports = { handleLine, OWN_CHILDREN, STATE };
