@@ -2,7 +2,8 @@
 schedulers, the reducer and report, the leaderboard, the CLI."""
 
 from cluster.cli import main
-from cluster.docker_sandbox import DockerSandbox, SandboxLimits, collect_garbage
+from cluster.container_sandbox import SandboxLimits
+from cluster.docker_sandbox import DockerSandbox, collect_garbage
 from cluster.grid import RayOptions, RayScheduler
 from cluster.leaderboard import Leaderboard, LeaderboardRow, build_leaderboard
 from cluster.ledger import Ledger

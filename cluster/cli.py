@@ -29,6 +29,9 @@ from rich.progress import (
 
 from cluster.docker_sandbox import collect_garbage
 from cluster.grid import RayOptions
+from cluster.inputs import InputsRef, fetch_inputs, resolve_inputs, upload_inputs
+from cluster.k8s_sandbox import collect_garbage as collect_pod_garbage
+from cluster.kube import current_namespace
 from cluster.leaderboard import build_leaderboard, leaderboard_markdown, leaderboard_table
 from cluster.ledger import Ledger
 from cluster.object_store import S3Store, StoreLocation, StoreSettings, is_store_url
@@ -38,6 +41,16 @@ from cluster.report import write_report
 from cluster.run_store import RunStore
 from cluster.runner import GridOptions, Scheduler, SweepResult, run_sweep
 from cluster.show import run_panel
+from cluster.submit import (
+    JobStatus,
+    create_job,
+    find_cluster,
+    follow_job,
+    job_name,
+    job_status,
+    list_jobs,
+    rayjob_manifest,
+)
 from cluster.sweep import SweepSpec, load_sweep
 from evaluator.errors import ConfigError, EvalgridError
 from evaluator.evidence import write_json_atomic
@@ -62,6 +75,8 @@ _EPILOG = """examples:
   evalgrid run fixtures/sweeps/demo.yaml            run (or resume) the demo sweep into runs/demo
   evalgrid run sweep.yaml --workers 8 --ray-address auto   on a Ray cluster, 8 sandboxes
   evalgrid run sweep.yaml --run-dir s3://lab-evals/sweeps/may   evidence in object storage; resumable from it
+  evalgrid cluster submit sweep.yaml --run-dir s3://lab-evals/sweeps/may   as a RayJob on the chart's RayCluster
+  evalgrid cluster status NAME --follow              follow a submitted sweep
   evalgrid sandbox gc                                remove sandbox containers left by killed drivers
   evalgrid status runs/demo                          outcome counts of a run directory
   evalgrid leaderboard runs/demo                     print the leaderboard again
@@ -100,7 +115,10 @@ def _parser() -> argparse.ArgumentParser:
                          description="Run every candidate × query of SWEEP. Re-running the same command resumes: "
                                      "runs with a recorded outcome are skipped, and stage outputs that exist "
                                      "(artifacts, evidence, verdicts) are reused.")
-    run.add_argument("sweep", type=Path, help="sweep file (YAML); see `evalgrid schema SweepSpec`")
+    run.add_argument("sweep", type=Path, nargs="?", help="sweep file (YAML); see `evalgrid schema SweepSpec`")
+    run.add_argument("--inputs", metavar="URL",
+                     help="instead of SWEEP: a packed sweep (s3://…/inputs/<sha256>.tar.gz, as `evalgrid cluster "
+                          "submit` writes); every worker fetches it too")
     run.add_argument("--run-dir",
                      help="where outputs go: a directory or s3://bucket/prefix (default: runs/<sweep name>)")
     run.add_argument("--staging-dir", type=Path,
@@ -114,9 +132,10 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--sse-kms-key", help="KMS key id for --sse aws:kms (default: the bucket's key)")
     run.add_argument("--workers", "--concurrency", dest="workers", type=int,
                      help="sandboxes (runs in flight) at once (overrides the sweep's concurrency)")
-    run.add_argument("--sandbox", choices=["docker", "local"],
+    run.add_argument("--sandbox", choices=["docker", "kubernetes", "local"],
                      help="docker: hardened containers with no network (default from the sweep file, docker); "
-                          "local: this machine's Chromium on loopback, NOT a sandbox")
+                          "kubernetes: hardened pods created by the workers (in a cluster installed with the "
+                          "Helm chart); local: this machine's Chromium on loopback, NOT a sandbox")
     run.add_argument("--scheduler", choices=["ray", "local"], default="ray",
                      help="ray: SandboxWorker actors (default); local: workers in this process (no Ray)")
     run.add_argument("--ray-address", help="Ray cluster to join, e.g. 'auto' inside a RayCluster "
@@ -132,8 +151,37 @@ def _parser() -> argparse.ArgumentParser:
                                 description="Remove evalgrid sandbox containers left behind by a driver or "
                                             "worker that died (even by SIGKILL). Containers of live processes "
                                             "are kept unless --all is given.")
-    gc.add_argument("--all", action="store_true", help="remove every evalgrid sandbox container on this engine")
+    gc.add_argument("--all", action="store_true", help="remove every evalgrid sandbox (of this engine, or of "
+                                                       "this worker pod with --backend kubernetes)")
+    gc.add_argument("--backend", choices=["docker", "kubernetes"], default="docker",
+                    help="docker: containers on this machine's engine (default); kubernetes: sandbox pods in the "
+                         "current namespace")
     gc.set_defaults(handler=_cmd_sandbox_gc)
+
+    kube = sub.add_parser("cluster", help="run sweeps on Kubernetes (a RayCluster from the evalgrid Helm chart)")
+    kube_sub = kube.add_subparsers(dest="action", required=True, metavar="ACTION")
+    submit = kube_sub.add_parser(
+        "submit", help="submit a sweep as a RayJob", formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Pack SWEEP (its sweep file, query file and replayed answers) into the run directory's object "
+                    "store and create a KubeRay RayJob, in the current kube context, that runs it on the chart's "
+                    "RayCluster with Kubernetes sandboxes. Object-store credentials come from the environment "
+                    "here, and from the chart's Secret in the cluster.")
+    submit.add_argument("sweep", type=Path, help="sweep file (YAML)")
+    submit.add_argument("--run-dir", required=True, help="s3://bucket/prefix for the run directory (required: "
+                                                          "every pod must reach it)")
+    submit.add_argument("--cluster",
+                        help="RayCluster to run on (default: the one evalgrid RayCluster in the namespace)")
+    submit.add_argument("--namespace", help="namespace (default: the kube context's)")
+    submit.add_argument("--workers", type=int, help="sandboxes at once (default: the sweep's concurrency)")
+    submit.add_argument("--s3-endpoint", help="S3-compatible endpoint to upload the inputs through (from here)")
+    submit.add_argument("--follow", action="store_true", help="follow the job until it ends")
+    submit.set_defaults(handler=_cmd_cluster_submit)
+    job = kube_sub.add_parser("status", help="status of submitted sweeps",
+                              description="Show one RayJob (or all evalgrid RayJobs of the namespace).")
+    job.add_argument("name", nargs="?", help="RayJob name, as `cluster submit` printed it (default: list them all)")
+    job.add_argument("--namespace", help="namespace (default: the kube context's)")
+    job.add_argument("--follow", action="store_true", help="poll until the job ends")
+    job.set_defaults(handler=_cmd_cluster_status)
 
     status = sub.add_parser("status", help="outcome counts of a run directory")
     status.add_argument("run_dir", type=Path)
@@ -168,7 +216,15 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _cmd_run(args: argparse.Namespace, console: Console) -> int:
-    sweep = load_sweep(args.sweep)
+    inputs: InputsRef | None = None
+    if (args.sweep is None) == (args.inputs is None):
+        raise ConfigError("give a sweep file or --inputs URL (one of them)")
+    if args.inputs is not None:
+        inputs = resolve_inputs(args.inputs, StoreSettings(url=args.inputs, endpoint_url=args.s3_endpoint))
+        with console.status(f"fetching the sweep's inputs from {args.inputs} ..."):
+            sweep = load_sweep(fetch_inputs(inputs))
+    else:
+        sweep = load_sweep(args.sweep)
     update: dict[str, object] = {}
     if args.workers is not None:
         if not 1 <= args.workers <= 32:
@@ -187,14 +243,17 @@ def _cmd_run(args: argparse.Namespace, console: Console) -> int:
                               kms_key_id=args.sse_kms_key)
         run_dir = args.staging_dir or _cache_home() / "evalgrid" / "s3" / location.bucket / location.prefix
     else:
-        if args.staging_dir or args.s3_endpoint or args.sse != "none" or args.sse_kms_key:
+        if args.staging_dir or args.sse != "none" or args.sse_kms_key or (args.s3_endpoint and not inputs):
             raise ConfigError("--staging-dir, --s3-endpoint and --sse apply only to an s3:// --run-dir")
         run_dir = Path(args.run_dir) if args.run_dir else Path("runs") / sweep.spec.name
     where = f"{store.url} (staging: {run_dir})" if store else str(run_dir)
     console.print(f"sweep [bold]{sweep.spec.name}[/]: {len(sweep.spec.candidates)} candidates × "
                   f"{len(sweep.queries)} queries = {sweep.size} runs → {where}", highlight=False)
     box = sweep.spec.sandbox
-    if box.backend == "local":
+    if box.backend == "kubernetes":
+        console.print(f"sandbox: kubernetes pods — egress denied by the chart's NetworkPolicy, non-root, read-only "
+                      f"root, all capabilities dropped, memory {box.memory}, cpus {box.cpus}", highlight=False)
+    elif box.backend == "local":
         console.print("[yellow]sandbox: local backend — apps run in this machine's Chromium with requests "
                       "confined to loopback; this is NOT a container sandbox.[/]")
     else:
@@ -245,7 +304,7 @@ def _cmd_run(args: argparse.Namespace, console: Console) -> int:
 
         try:
             return await run_sweep(sweep, run_dir, grid=grid, on_start=on_start, on_outcome=count,
-                                   on_scheduler=on_scheduler, store=store)
+                                   on_scheduler=on_scheduler, store=store, inputs=inputs)
         finally:
             for watcher in watch:
                 watcher.cancel()
@@ -291,11 +350,64 @@ async def _watch_workers(scheduler: Scheduler, progress: Progress, task: TaskID)
         progress.update(task, line=" | ".join(parts))
 
 
+def _cmd_cluster_submit(args: argparse.Namespace, console: Console) -> int:
+    if not is_store_url(args.run_dir):
+        raise ConfigError("--run-dir must be an s3:// location: the driver and every worker pod write to it")
+    if args.workers is not None and not 1 <= args.workers <= 1024:
+        raise ConfigError("--workers must be between 1 and 1024")
+    sweep = load_sweep(args.sweep)
+    run_dir = StoreLocation.parse(args.run_dir).url
+    namespace = args.namespace or current_namespace()
+    with console.status("packing and uploading the sweep's inputs ..."):
+        inputs = upload_inputs(sweep, StoreSettings(url=run_dir, endpoint_url=args.s3_endpoint))
+    console.print(f"inputs: {inputs.url} ({sweep.size} runs)", highlight=False)
+    cluster = args.cluster or asyncio.run(find_cluster(namespace))
+    name = job_name(sweep.spec.name, inputs, run_dir)
+    asyncio.run(create_job(rayjob_manifest(name=name, namespace=namespace, cluster=cluster,
+                                           sweep_name=sweep.spec.name, inputs=inputs, run_dir=run_dir,
+                                           workers=args.workers)))
+    print(name)
+    console.print(f"submitted RayJob {name} to RayCluster {cluster} in {namespace}; follow it with "
+                  f"`evalgrid cluster status {name} --follow`", highlight=False)
+    if args.follow:
+        return _follow(name, namespace, console)
+    return 0
+
+
+def _cmd_cluster_status(args: argparse.Namespace, console: Console) -> int:
+    namespace = args.namespace or current_namespace()
+    if args.name is None:
+        if args.follow:
+            raise ConfigError("--follow needs a RayJob name")
+        jobs = asyncio.run(list_jobs(namespace))
+        print(json.dumps([job.model_dump() for job in jobs], indent=2))
+        if not jobs:
+            console.print(f"no evalgrid RayJob in namespace {namespace}")
+        return 0
+    if args.follow:
+        return _follow(args.name, namespace, console)
+    print(asyncio.run(job_status(args.name, namespace)).model_dump_json(indent=2))
+    return 0
+
+
+def _follow(name: str, namespace: str, console: Console) -> int:
+    def show(status: JobStatus) -> None:
+        console.print(f"{time.strftime('%H:%M:%S')} {name}: job {status.job_status or '-'}, "
+                      f"deployment {status.deployment_status or '-'}"
+                      + (f" — {status.message}" if status.message else ""), highlight=False)
+
+    final = asyncio.run(follow_job(name, namespace, show))
+    return 0 if final.job_status == "SUCCEEDED" else 1
+
+
 def _cmd_sandbox_gc(args: argparse.Namespace, console: Console) -> int:
-    removed = asyncio.run(collect_garbage(everything=args.all))
+    if args.backend == "kubernetes":
+        removed = asyncio.run(collect_pod_garbage(everything=args.all))
+    else:
+        removed = asyncio.run(collect_garbage(everything=args.all))
     for name in removed:
         print(name)
-    console.print(f"removed {len(removed)} sandbox container(s)")
+    console.print(f"removed {len(removed)} sandbox {'pod' if args.backend == 'kubernetes' else 'container'}(s)")
     return 0
 
 

@@ -16,8 +16,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, Protocol
 
-from cluster.docker_sandbox import SandboxLimits, collect_garbage
+from cluster.container_sandbox import SandboxLimits
+from cluster.docker_sandbox import collect_garbage
 from cluster.grid import RayOptions, RayScheduler
+from cluster.inputs import InputsRef
 from cluster.ledger import Ledger
 from cluster.object_store import S3Store, StoreSettings
 from cluster.results import ResultsLog
@@ -125,13 +127,15 @@ class LocalScheduler:
         return [worker.health for worker in self._workers]
 
 
-def worker_settings(sweep: Sweep, run_dir: Path, store: StoreSettings | None = None) -> WorkerSettings:
-    """The workers' settings from the sweep file (and the object store, when the run directory is one)."""
+def worker_settings(sweep: Sweep, run_dir: Path, store: StoreSettings | None = None,
+                    inputs: InputsRef | None = None) -> WorkerSettings:
+    """The workers' settings from the sweep file (and the object store, when the run directory is one;
+    and the packed inputs, when the sweep came as an archive that workers on other nodes must fetch)."""
     box = sweep.spec.sandbox
     return WorkerSettings(
         run_dir=str(run_dir.resolve()), backend=box.backend, run_timeout_s=sweep.spec.run_timeout_s,
         max_attempts=sweep.spec.max_attempts, image=box.image,
-        limits=SandboxLimits(memory=box.memory, cpus=box.cpus, pids=box.pids), store=store,
+        limits=SandboxLimits(memory=box.memory, cpus=box.cpus, pids=box.pids), store=store, inputs=inputs,
     )
 
 
@@ -139,7 +143,7 @@ async def run_sweep(
     sweep: Sweep, run_dir: Path, *, grid: GridOptions = GridOptions(),
     on_start: Callable[[int, int], None] | None = None, on_outcome: Callable[[Outcome], None] | None = None,
     on_scheduler: Callable[[Scheduler], None] | None = None, max_infra_streak: int = 8,
-    store: StoreSettings | None = None,
+    store: StoreSettings | None = None, inputs: InputsRef | None = None,
 ) -> SweepResult:
     """Execute every unfinished run of ``sweep`` under ``run_dir``; re-running resumes.
 
@@ -157,7 +161,7 @@ async def run_sweep(
     remote = RunStore(S3Store(store)) if store else None
     if remote:
         await asyncio.to_thread(remote.put_file, "sweep.json", run_dir / "sweep.json")
-    settings = worker_settings(sweep, run_dir, store)
+    settings = worker_settings(sweep, run_dir, store, inputs)
     removed = await collect_garbage() if settings.backend == "docker" else []
     log = ResultsLog(run_dir / "results.jsonl")
     log.path.touch(exist_ok=True)  # `evalgrid status` works from the first second of a sweep

@@ -1,11 +1,15 @@
-"""Suite-wide hooks."""
+"""Suite-wide hooks, and the S3-compatible server (moto behind a fault proxy) that several suites use."""
 
 from __future__ import annotations
 
 import gc
+import uuid
 from collections.abc import Iterator
 
+import boto3
 import pytest
+
+from tests.s3.faulty_s3 import FaultyS3, faulty_s3
 
 
 @pytest.fixture(autouse=True)
@@ -19,3 +23,31 @@ def _collect_garbage_at_teardown() -> Iterator[None]:
     """
     yield
     gc.collect()
+
+
+@pytest.fixture(scope="session")
+def s3_server() -> Iterator[FaultyS3]:
+    """One moto server and proxy for the whole session (moto takes a second to start)."""
+    yield from faulty_s3()
+
+
+@pytest.fixture
+def s3(s3_server: FaultyS3, monkeypatch: pytest.MonkeyPatch) -> Iterator[FaultyS3]:
+    """The server with no faults pending and test credentials in the environment."""
+    for name, value in {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing",
+                        "AWS_DEFAULT_REGION": "us-east-1"}.items():
+        monkeypatch.setenv(name, value)
+    for name in ("AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_S3", "AWS_PROFILE"):
+        monkeypatch.delenv(name, raising=False)
+    s3_server.clear()
+    yield s3_server
+    s3_server.clear()
+
+
+@pytest.fixture
+def bucket(s3: FaultyS3) -> str:
+    """A fresh bucket, created directly on the server (not through the proxy)."""
+    name = f"evalgrid-{uuid.uuid4().hex[:12]}"
+    boto3.client("s3", endpoint_url=s3.server_endpoint, region_name="us-east-1").create_bucket(Bucket=name)
+    return name
+
