@@ -319,7 +319,8 @@ def _cmd_run(args: argparse.Namespace, console: Console) -> int:
     if result.torn_lines:
         console.print(f"note: {result.torn_lines} torn line(s) in results.jsonl were ignored (a crash mid-write); "
                       "those runs were redone")
-    board = build_leaderboard(sweep.spec.name, [c.id for c in sweep.spec.candidates], result.outcomes.values())
+    board = build_leaderboard(sweep.spec.name, [c.id for c in sweep.spec.candidates], result.outcomes.values(),
+                              sample_reduce=sweep.spec.sample_reduce)
     write_json_atomic(run_dir / "leaderboard.json", board)
     (run_dir / "leaderboard.md").write_text(leaderboard_markdown(board), encoding="utf-8")
     if store:
@@ -436,7 +437,8 @@ def _cmd_status(args: argparse.Namespace, console: Console) -> int:
 
 def _cmd_leaderboard(args: argparse.Namespace, console: Console) -> int:
     directory = _open(args.run_dir, console)
-    board = build_leaderboard(directory.name, directory.candidates, directory.outcomes)
+    board = build_leaderboard(directory.name, directory.candidates, directory.outcomes,
+                              sample_reduce=directory.sample_reduce)
     _stdout().print(leaderboard_table(board))
     return 0
 

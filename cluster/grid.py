@@ -12,6 +12,8 @@ which alone records them.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import dataclasses
 import itertools
 import os
 from collections.abc import AsyncIterator, Callable, Iterator
@@ -22,6 +24,7 @@ import ray
 from ray.exceptions import ActorUnavailableError, RayError, RayTaskError
 
 from cluster.worker import RunWorker, WorkerHealth, WorkerSettings
+from evaluator.budget import SpendingCap
 from evaluator.errors import ConfigError, WorkerStartError
 from evaluator.models import Outcome, OutcomeStatus, ReasonCode, RunSpec
 from evaluator.run import failed_outcome
@@ -64,6 +67,40 @@ class SandboxWorker:
             await self._worker.close()
 
 
+class _BudgetKeeper:
+    """A Ray actor holding the sweep's one spending cap, so that every worker's calls count against it."""
+
+    def __init__(self, cap_usd: float, spent_usd: float) -> None:
+        self._cap = SpendingCap(cap_usd, spent_usd=spent_usd)
+
+    async def reserve(self, usd: float) -> bool:
+        """See :meth:`SpendingCap.reserve`."""
+        return await self._cap.reserve(usd)
+
+    async def settle(self, reserved: float, spent: float) -> None:
+        """See :meth:`SpendingCap.settle`."""
+        await self._cap.settle(reserved, spent)
+
+    def spent(self) -> float:
+        """What was spent so far."""
+        return self._cap.spent_usd
+
+
+class RayBudget:
+    """The workers' side of :class:`_BudgetKeeper` (picklable: it is only the actor's handle)."""
+
+    def __init__(self, keeper: Any) -> None:
+        self._keeper = keeper
+
+    async def reserve(self, usd: float) -> bool:
+        """Reserve ``usd`` under the sweep's cap."""
+        return bool(await self._keeper.reserve.remote(usd))
+
+    async def settle(self, reserved: float, spent: float) -> None:
+        """Turn a reservation into spending."""
+        await self._keeper.settle.remote(reserved, spent)
+
+
 @dataclass(frozen=True)
 class RayOptions:
     """How the sweep uses Ray."""
@@ -100,7 +137,12 @@ class RayScheduler:
                      object_store_memory=None if options.address else 256 * 1024 * 1024)
         remote = ray.remote(SandboxWorker).options(max_restarts=-1, max_task_retries=0,
                                                    num_cpus=options.cpus_per_worker)
-        self.actors = [remote.remote(self.settings, f"worker-{i}") for i in range(options.workers)]
+        settings, cap = self.settings, self.settings.budget
+        keeper: Any = None
+        if isinstance(cap, SpendingCap):
+            keeper = ray.remote(_BudgetKeeper).options(num_cpus=0).remote(cap.cap_usd, cap.spent_usd)
+            settings = dataclasses.replace(settings, budget=RayBudget(keeper))
+        self.actors = [remote.remote(settings, f"worker-{i}") for i in range(options.workers)]
         fresh = _shards(specs, options.shard_size)
         retry: list[list[RunSpec]] = []
         deaths: dict[str, int] = {}
@@ -172,6 +214,11 @@ class RayScheduler:
                     while sum(1 for i, _, _ in inflight.values() if i == index) < options.depth and submit(index):
                         pass
         finally:
+            if keeper is not None and isinstance(cap, SpendingCap):
+                with contextlib.suppress(RayError, TimeoutError):
+                    cap.spent_usd = float(await asyncio.wait_for(asyncio.wrap_future(
+                        keeper.spent.remote().future()), 10))
+                ray.kill(keeper)
             await self._shutdown(started_ray)
 
     def _charge(self, shard: list[RunSpec], deaths: dict[str, int], retry: list[list[RunSpec]],

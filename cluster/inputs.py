@@ -67,7 +67,8 @@ def pack_inputs(sweep: Sweep) -> tuple[str, bytes]:
     spec["queries"] = "queries.yaml"
     spec.pop("only_queries", None)  # the packed query file holds exactly the sweep's queries
     for candidate in spec["candidates"]:
-        candidate["answers"] = f"answers/{candidate['id']}"
+        if candidate.get("answers"):
+            candidate["answers"] = f"answers/{candidate['id']}"
     files: dict[str, bytes] = {
         SWEEP_FILE: yaml.safe_dump(spec, sort_keys=True, allow_unicode=True).encode(),
         "queries.yaml": yaml.safe_dump(QuerySet(queries=sweep.queries).model_dump(mode="json"), sort_keys=True,
@@ -75,6 +76,8 @@ def pack_inputs(sweep: Sweep) -> tuple[str, bytes]:
     }
     for candidate in sweep.spec.candidates:
         directory = sweep.answers_dir(candidate)
+        if directory is None:
+            continue
         for path in sorted(directory.rglob("*")):
             if path.is_file() and not path.is_symlink():
                 files[f"answers/{candidate.id}/{path.relative_to(directory).as_posix()}"] = path.read_bytes()

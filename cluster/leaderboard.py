@@ -1,23 +1,28 @@
-"""The leaderboard: per-candidate means over a sweep's outcomes.
+"""The leaderboard: per-candidate means over a sweep's outcomes, with what the models cost.
 
 Scoring rule: a judged run counts with its scores; a non-assessable run (no answer, no code,
 garbage) counts as 0.0 on both dimensions, because producing nothing runnable is the candidate's
 failure. Infrastructure errors and timeouts are excluded from the means and shown as counts, so
-the evaluator's failures never move a model's score silently.
+the evaluator's failures never move a model's score silently. When a sweep draws several samples
+per (candidate, query, variant) cell, the cell's scores are first reduced to one (their mean, or
+the best of n, as the sweep says), so each cell counts once.
 """
 
 from __future__ import annotations
 
+from collections import defaultdict
 from collections.abc import Iterable
 from statistics import fmean
+from typing import Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 from rich.table import Table
 
-from evaluator.models import Outcome, OutcomeStatus
+from evaluator.models import ModelUsage, Outcome, OutcomeStatus
 
 SCORING_NOTE = ("Means over judged runs, with non-assessable runs scored 0.0; "
                 "infra errors and timeouts are excluded and counted.")
+SampleReduce = Literal["mean", "best"]
 
 
 class LeaderboardRow(BaseModel):
@@ -45,6 +50,10 @@ class LeaderboardRow(BaseModel):
     """Mean aesthetic score, 0.0-8.0."""
     overall: float | None
     """Mean of the two."""
+    cost_usd: float = 0.0
+    """Model spending on this candidate's runs (generation, agent and judges)."""
+    tokens: int = 0
+    """Prompt and completion tokens of those calls."""
 
 
 class Leaderboard(BaseModel):
@@ -62,33 +71,71 @@ class Leaderboard(BaseModel):
     """How the means are computed."""
     rows: list[LeaderboardRow]
     """Candidates, best first."""
+    sample_reduce: SampleReduce = "mean"
+    """How several samples of one (candidate, query, variant) cell were reduced."""
+    usage: list[ModelUsage] = Field(default_factory=list)
+    """Model calls of the whole sweep per role (generation, agent, judge), endpoint and model."""
 
 
-def build_leaderboard(sweep_name: str, candidate_ids: Iterable[str], outcomes: Iterable[Outcome]) -> Leaderboard:
-    """Rank candidates by the mean of their functional and aesthetic means."""
+def build_leaderboard(sweep_name: str, candidate_ids: Iterable[str], outcomes: Iterable[Outcome], *,
+                      sample_reduce: SampleReduce = "mean") -> Leaderboard:
+    """Rank candidates by the mean of their functional and aesthetic means (over cells)."""
     by_candidate: dict[str, list[Outcome]] = {c: [] for c in candidate_ids}
     labels: set[str] = set()
+    usage: dict[tuple[str, str, str], ModelUsage] = {}
     for outcome in outcomes:
         by_candidate.setdefault(outcome.candidate_id, []).append(outcome)
         if outcome.judge_label:
             labels.add(outcome.judge_label)
+        for used in outcome.usage:
+            key = (used.role, used.endpoint, used.model)
+            usage[key] = _add(usage.get(key), used)
     rows = []
     for candidate, items in by_candidate.items():
-        scored = [o for o in items if o.status in (OutcomeStatus.JUDGED, OutcomeStatus.NON_ASSESSABLE)]
-        functional = [o.functional or 0.0 for o in scored]
-        aesthetic = [o.aesthetic or 0.0 for o in scored]
+        scores = cell_scores([o for o in items if o.status in (OutcomeStatus.JUDGED, OutcomeStatus.NON_ASSESSABLE)],
+                             sample_reduce)
+        functional = [f for f, _ in scores]
+        aesthetic = [a for _, a in scores]
         count = {s: sum(o.status is s for o in items) for s in OutcomeStatus}
+        spent = [u for o in items for u in o.usage]
         rows.append(LeaderboardRow(
             rank=0, candidate_id=candidate, runs=len(items), judged=count[OutcomeStatus.JUDGED],
             non_assessable=count[OutcomeStatus.NON_ASSESSABLE], infra_error=count[OutcomeStatus.INFRA_ERROR],
             timeout=count[OutcomeStatus.TIMEOUT],
-            functional=round(fmean(functional), 3) if scored else None,
-            aesthetic=round(fmean(aesthetic), 3) if scored else None,
-            overall=round((fmean(functional) + fmean(aesthetic)) / 2, 3) if scored else None,
+            functional=round(fmean(functional), 3) if scores else None,
+            aesthetic=round(fmean(aesthetic), 3) if scores else None,
+            overall=round((fmean(functional) + fmean(aesthetic)) / 2, 3) if scores else None,
+            cost_usd=round(sum(u.cost_usd for u in spent), 6),
+            tokens=sum(u.prompt_tokens + u.completion_tokens for u in spent),
         ))
     rows.sort(key=lambda r: (r.overall is None, -(r.overall or 0.0), r.candidate_id))
     ranked = [row.model_copy(update={"rank": i + 1}) for i, row in enumerate(rows)]
-    return Leaderboard(sweep=sweep_name, judge_labels=sorted(labels), rows=ranked)
+    return Leaderboard(sweep=sweep_name, judge_labels=sorted(labels), rows=ranked, sample_reduce=sample_reduce,
+                       usage=[usage[k] for k in sorted(usage)])
+
+
+def cell_scores(outcomes: Iterable[Outcome], how: SampleReduce) -> list[tuple[float, float]]:
+    """(functional, aesthetic) per (candidate, query, variant) cell: its samples' mean, or its best sample."""
+    cells: dict[tuple[str, str, str | None], list[tuple[float, float]]] = defaultdict(list)
+    for o in outcomes:
+        cells[(o.candidate_id, o.query_id, o.variant)].append((o.functional or 0.0, o.aesthetic or 0.0))
+    reduced = []
+    for samples in cells.values():
+        if how == "best":
+            reduced.append(max(samples, key=lambda fa: (fa[0] + fa[1], fa[0])))
+        else:
+            reduced.append((fmean(f for f, _ in samples), fmean(a for _, a in samples)))
+    return reduced
+
+
+def _add(total: ModelUsage | None, more: ModelUsage) -> ModelUsage:
+    if total is None:
+        return more.model_copy()
+    return total.model_copy(update={
+        "calls": total.calls + more.calls, "cached_calls": total.cached_calls + more.cached_calls,
+        "prompt_tokens": total.prompt_tokens + more.prompt_tokens,
+        "completion_tokens": total.completion_tokens + more.completion_tokens,
+        "cost_usd": round(total.cost_usd + more.cost_usd, 8)})
 
 
 def leaderboard_table(board: Leaderboard) -> Table:
@@ -99,9 +146,14 @@ def leaderboard_table(board: Leaderboard) -> Table:
                             ("aesthetic", "right"), ("overall", "right"), ("judged", "right"),
                             ("non-assessable", "right"), ("infra err", "right"), ("timeout", "right")):
         table.add_column(column, justify=justify)  # type: ignore[arg-type]
+    costed = bool(board.usage)
+    if costed:
+        table.add_column("cost $", justify="right")
+        table.add_column("tokens", justify="right")
     for r in board.rows:
-        table.add_row(str(r.rank), r.candidate_id, _fmt(r.functional), _fmt(r.aesthetic), _fmt(r.overall),
-                      str(r.judged), str(r.non_assessable), str(r.infra_error), str(r.timeout))
+        cells = [str(r.rank), r.candidate_id, _fmt(r.functional), _fmt(r.aesthetic), _fmt(r.overall),
+                 str(r.judged), str(r.non_assessable), str(r.infra_error), str(r.timeout)]
+        table.add_row(*cells, *([f"{r.cost_usd:.4f}", f"{r.tokens:,}"] if costed else []))
     return table
 
 
@@ -114,6 +166,13 @@ def leaderboard_markdown(board: Leaderboard) -> str:
     for r in board.rows:
         lines.append(f"| {r.rank} | {r.candidate_id} | {_fmt(r.functional)} | {_fmt(r.aesthetic)} | "
                      f"{_fmt(r.overall)} | {r.judged} | {r.non_assessable} | {r.infra_error} | {r.timeout} |")
+    if board.usage:
+        lines += ["", "## Model usage", "", "| candidate | cost $ | tokens |", "|---|---|---|"]
+        lines += [f"| {r.candidate_id} | {r.cost_usd:.4f} | {r.tokens} |" for r in board.rows]
+        lines += ["", "| role | endpoint | model | calls | cached | prompt tokens | completion tokens | cost $ |",
+                  "|---|---|---|---|---|---|---|---|"]
+        lines += [f"| {u.role} | {u.endpoint} | {u.model} | {u.calls} | {u.cached_calls} | {u.prompt_tokens} | "
+                  f"{u.completion_tokens} | {u.cost_usd:.4f} |" for u in board.usage]
     return "\n".join(lines) + "\n"
 
 

@@ -223,7 +223,7 @@ class Ledger:
         A run that already has an outcome (in the ledger, or earlier in ``outcomes``) keeps its first.
         """
         rows = ((o.run_key, o.status.value, o.candidate_id, o.query_id, o.finished_at, o.model_dump_json())
-                for o in outcomes)
+                for o in outcomes if o.status is not OutcomeStatus.DEFERRED)  # not final: never recorded
         with self._lock, self._transaction():
             added = self._db.executemany(
                 "INSERT INTO outcomes (run_key, status, candidate_id, query_id, finished_at, outcome) "
@@ -279,7 +279,7 @@ class Ledger:
 
     def counts(self) -> dict[str, int]:
         """Outcomes per status value (every status present, zeros included), plus ``"in_flight"``."""
-        counts = {status.value: 0 for status in OutcomeStatus}
+        counts = {status.value: 0 for status in OutcomeStatus if status is not OutcomeStatus.DEFERRED}
         with self._lock:
             # Both reads in one transaction, so a run cannot be counted as finished and in flight.
             with self._transaction(immediate=False):

@@ -21,6 +21,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from cluster import statistics as st
+from cluster.leaderboard import SampleReduce
 from cluster.reduction import (
     Accessibility,
     Agreement,
@@ -37,9 +38,9 @@ from cluster.results import ResultsLog
 from cluster.sweep import Sweep, SweepSpec, load_sweep
 from evaluator.errors import ConfigError
 from evaluator.evidence import write_json_atomic
-from evaluator.models import Outcome, OutcomeStatus, Query
+from evaluator.models import ModelUsage, Outcome, OutcomeStatus, Query
 
-SLICES = ("domain", "leaf", "difficulty", "language_group", "kind")
+SLICES = ("domain", "leaf", "difficulty", "language_group", "kind", "variant")
 DIMENSIONS = ("functional", "aesthetic")
 # Slices multiply the cells (5 dimensions × their values × candidates): their intervals use fewer
 # resamples so a 100,000-run sweep still reduces in seconds.
@@ -56,6 +57,8 @@ class RunDirectory:
     outcomes: list[Outcome]
     replanned: bool
     """False when the sweep file could not be re-read; then every recorded outcome is used."""
+    sample_reduce: SampleReduce = "mean"
+    """The sweep's rule for several samples per cell."""
 
 
 @dataclass
@@ -87,10 +90,12 @@ def open_run_directory(run_dir: Path) -> RunDirectory:
     except ConfigError:
         sweep = None
     if sweep is None:
-        return RunDirectory(spec.name, candidates, {}, list(outcomes.values()), replanned=False)
+        return RunDirectory(spec.name, candidates, {}, list(outcomes.values()), replanned=False,
+                            sample_reduce=spec.sample_reduce)
     keys = [run.run_key for run in sweep.plan()]
     return RunDirectory(spec.name, candidates, {q.id: q for q in sweep.queries},
-                        [outcomes[k] for k in keys if k in outcomes], replanned=True)
+                        [outcomes[k] for k in keys if k in outcomes], replanned=True,
+                        sample_reduce=spec.sample_reduce)
 
 
 def reduce_run_dir(
@@ -104,7 +109,8 @@ def reduce_run_dir(
     humans = _read_human_ratings(human_ratings) if human_ratings else {}
     reduction = reduce_rows(
         directory.name, directory.candidates, rows, verdicts, pass_threshold=pass_threshold, samples=samples,
-        seed=seed, human_ratings=humans,
+        seed=seed, human_ratings=humans, sample_reduce=directory.sample_reduce,
+        usage=[u for o in directory.outcomes for u in o.usage],
     )
     return reduction, rows
 
@@ -112,8 +118,15 @@ def reduce_run_dir(
 def reduce_rows(
     sweep: str, candidates: Sequence[str], rows: Sequence[RunRow], verdicts: dict[str, _VerdictFacts], *,
     pass_threshold: float, samples: int, seed: int, human_ratings: dict[tuple[str, str], dict[str, float]],
+    sample_reduce: SampleReduce = "mean", usage: Sequence[ModelUsage] = (),
 ) -> Reduction:
-    """The reduction of already-flattened rows (``verdicts`` by verdict key, for costs and judges)."""
+    """The reduction of already-flattened rows (``verdicts`` by verdict key, for costs and judges).
+
+    Statistics count each (candidate, query, variant) cell once: several samples of a cell are
+    reduced first (``sample_reduce``); the counts of runs are of runs.
+    """
+    all_rows = rows
+    rows = _cells(rows, sample_reduce)
     scored = [r for r in rows if r.functional is not None and r.aesthetic is not None]
     query_ids = sorted({r.query_id for r in rows})
     qindex = {q: i for i, q in enumerate(query_ids)}
@@ -129,7 +142,8 @@ def reduce_rows(
     for offset, name in enumerate(names):
         mine = [r for r in rows if r.candidate_id == name]
         mine_scored = [r for r in mine if r.functional is not None]
-        count = {s: sum(r.status == s.value for r in mine) for s in OutcomeStatus}
+        every = [r for r in all_rows if r.candidate_id == name]
+        count = {s: sum(r.status == s.value for r in every) for s in OutcomeStatus}
         intervals: dict[str, Interval | None] = {"functional": None, "aesthetic": None, "overall": None}
         if mine_scored:
             values = {
@@ -141,7 +155,7 @@ def reduce_rows(
                 m = st.bootstrap_mean(values[dim], samples=samples, seed=seed + 7919 * offset + i)
                 intervals[dim] = Interval(mean=round(m.mean, 4), low=round(m.low, 4), high=round(m.high, 4), n=m.n)
         summaries.append(CandidateSummary(
-            rank=0, candidate_id=name, runs=len(mine), judged=count[OutcomeStatus.JUDGED],
+            rank=0, candidate_id=name, runs=len(every), judged=count[OutcomeStatus.JUDGED],
             non_assessable=count[OutcomeStatus.NON_ASSESSABLE], infra_error=count[OutcomeStatus.INFRA_ERROR],
             timeout=count[OutcomeStatus.TIMEOUT], functional=intervals["functional"],
             aesthetic=intervals["aesthetic"], overall=intervals["overall"],
@@ -149,6 +163,7 @@ def reduce_rows(
                                             for r in mine_scored], pass_threshold), 4) if mine_scored else None),
             failure_costs=_failure_costs(mine_scored, verdicts),
             accessibility=_accessibility(mine),
+            cost_usd=round(sum(r.cost_usd for r in every), 6), tokens=sum(r.tokens for r in every),
         ))
     summaries.sort(key=lambda s: (s.overall is None, -(s.overall.mean if s.overall else 0.0), s.candidate_id))
     summaries = [s.model_copy(update={"rank": i + 1}) for i, s in enumerate(summaries)]
@@ -160,8 +175,41 @@ def reduce_rows(
         pairwise=_pairwise(overall, names), ratings=_ratings(overall, names, samples, seed),
         judges=_judge_stats(verdicts, {r.evidence_key for r in rows if r.evidence_key}),
         judge_agreement=_judge_agreement(verdicts, {r.evidence_key for r in rows if r.evidence_key}),
-        human_agreement=_human_agreement(rows, verdicts, human_ratings),
+        human_agreement=_human_agreement(rows, verdicts, human_ratings), sample_reduce=sample_reduce,
+        usage=_usage_totals(usage),
     )
+
+
+def _cells(rows: Sequence[RunRow], how: SampleReduce) -> list[RunRow]:
+    """One row per (candidate, query, variant): the samples' mean, or the best sample."""
+    groups: dict[tuple[str, str, str | None], list[RunRow]] = defaultdict(list)
+    for r in rows:
+        groups[(r.candidate_id, r.query_id, r.variant)].append(r)
+    out = []
+    for group in groups.values():
+        scored = [r for r in group if r.functional is not None and r.aesthetic is not None]
+        if len(group) == 1 or not scored:
+            out.append(group[0])
+        elif how == "best":
+            out.append(max(scored, key=lambda r: (float(r.functional or 0) + float(r.aesthetic or 0),
+                                                  float(r.functional or 0))))
+        else:
+            out.append(scored[0].model_copy(update={
+                "functional": float(np.mean([float(r.functional or 0) for r in scored])),
+                "aesthetic": float(np.mean([float(r.aesthetic or 0) for r in scored]))}))
+    return out
+
+
+def _usage_totals(usage: Sequence[ModelUsage]) -> list[ModelUsage]:
+    totals: dict[tuple[str, str, str], ModelUsage] = {}
+    for u in usage:
+        key = (u.role, u.endpoint, u.model)
+        t = totals.get(key)
+        totals[key] = u.model_copy() if t is None else t.model_copy(update={
+            "calls": t.calls + u.calls, "cached_calls": t.cached_calls + u.cached_calls,
+            "prompt_tokens": t.prompt_tokens + u.prompt_tokens, "completion_tokens": t.completion_tokens
+            + u.completion_tokens, "cost_usd": round(t.cost_usd + u.cost_usd, 8)})
+    return [totals[k] for k in sorted(totals)]
 
 
 def write_tables(out_dir: Path, rows: Sequence[RunRow], reduction: Reduction) -> list[Path]:
@@ -181,8 +229,8 @@ def write_tables(out_dir: Path, rows: Sequence[RunRow], reduction: Reduction) ->
 
 
 _ROW_SCHEMA = pa.schema([
-    (name, pa.float64() if name in ("functional", "aesthetic") else
-     pa.int64() if name in ("axe_violations", "dom_elements") else pa.string())
+    (name, pa.float64() if name in ("functional", "aesthetic", "cost_usd") else
+     pa.int64() if name in ("axe_violations", "dom_elements", "sample", "tokens") else pa.string())
     for name in RunRow.model_fields
 ])
 
@@ -223,6 +271,9 @@ def _row(outcome: Outcome, query: Query | None, verdicts: dict[str, _VerdictFact
         aesthetic=(outcome.aesthetic or 0.0) if scored else None,
         evidence_key=outcome.evidence_key, verdict_key=outcome.verdict_key,
         axe_violations=axe[0] if axe else None, dom_elements=axe[1] if axe else None,
+        variant=outcome.variant, sample=outcome.sample,
+        cost_usd=round(sum(u.cost_usd for u in outcome.usage), 8),
+        tokens=sum(u.prompt_tokens + u.completion_tokens for u in outcome.usage), flags=",".join(outcome.flags),
     )
 
 
@@ -269,7 +320,9 @@ def _slices(scored: Sequence[RunRow], names: Sequence[str], *, threshold: float,
     cells: dict[tuple[str, str, str], list[RunRow]] = defaultdict(list)
     for r in scored:
         for dim in SLICES:
-            cells[(dim, str(getattr(r, dim)), r.candidate_id)].append(r)
+            value = getattr(r, dim)
+            if value is not None:  # plain sweeps have no variant slice
+                cells[(dim, str(value), r.candidate_id)].append(r)
     order = {n: i for i, n in enumerate(names)}
     out = []
     keys = sorted(cells, key=lambda k: (SLICES.index(k[0]), k[1], order.get(k[2], 0)))

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from evaluator.models import ModelUsage
+
 
 class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
@@ -57,6 +59,16 @@ class RunRow(_Model):
     """axe-core violations (instances: one per affected element), when measured."""
     dom_elements: int | None
     """DOM element count when axe ran."""
+    variant: str | None = None
+    """Prompt variant of the answer, when the sweep has variants."""
+    sample: int = 0
+    """Sample number within its (candidate, query, variant) cell."""
+    cost_usd: float = 0.0
+    """Model spending of the run (generation, agent and judges)."""
+    tokens: int = 0
+    """Prompt and completion tokens of the run's model calls."""
+    flags: str = ""
+    """The verdicts' flags, comma-separated (e.g. ``prompt_injection``)."""
 
 
 class Interval(_Model):
@@ -118,13 +130,17 @@ class CandidateSummary(_Model):
     """Failure category → points lost per scored run (both dimensions), largest first."""
     accessibility: Accessibility | None = None
     """axe-core metrics, when measured."""
+    cost_usd: float = 0.0
+    """Model spending on the candidate's runs."""
+    tokens: int = 0
+    """Tokens of those calls."""
 
 
 class SliceCell(_Model):
     """A candidate's means on one slice of the queries."""
 
     slice: str
-    """Slice dimension: domain, leaf, difficulty, language_group or kind."""
+    """Slice dimension: domain, leaf, difficulty, language_group, kind or variant."""
     value: str
     """Slice value."""
     candidate_id: str
@@ -240,3 +256,7 @@ class Reduction(_Model):
     """Between every pair of judges that scored the same runs."""
     human_agreement: list[Agreement]
     """Between each judge and the human ratings, when given."""
+    sample_reduce: str = "mean"
+    """How several samples of a (candidate, query, variant) cell became the cell's one score."""
+    usage: list[ModelUsage] = Field(default_factory=list)
+    """Model calls of the sweep per role, endpoint and model."""

@@ -10,6 +10,8 @@ SQLite ledger (the source of truth for resume; a second outcome for a run is ref
 from __future__ import annotations
 
 import asyncio
+import dataclasses
+import math
 import time
 from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass, field
@@ -26,6 +28,7 @@ from cluster.results import ResultsLog
 from cluster.run_store import RunStore
 from cluster.sweep import Sweep
 from cluster.worker import RunWorker, WorkerHealth, WorkerSettings
+from evaluator.budget import SpendingCap
 from evaluator.errors import InfrastructureError
 from evaluator.evidence import write_json_atomic
 from evaluator.models import Outcome, OutcomeStatus, RunSpec
@@ -63,6 +66,10 @@ class SweepResult:
     """Outcomes the ledger refused because the run already had one (should stay 0)."""
     removed_containers: list[str] = field(default_factory=list)
     """Sandbox containers left behind by dead processes and removed at start."""
+    deferred: list[str] = field(default_factory=list)
+    """Runs left unrecorded because the budget was reached (listed in ``deferred.json``)."""
+    spent_usd: float | None = None
+    """The sweep's model spending so far (earlier invocations included), when it has a budget."""
 
 
 class Scheduler(Protocol):
@@ -128,14 +135,22 @@ class LocalScheduler:
 
 
 def worker_settings(sweep: Sweep, run_dir: Path, store: StoreSettings | None = None,
-                    inputs: InputsRef | None = None) -> WorkerSettings:
+                    inputs: InputsRef | None = None, *, workers: int = 1) -> WorkerSettings:
     """The workers' settings from the sweep file (and the object store, when the run directory is one;
-    and the packed inputs, when the sweep came as an archive that workers on other nodes must fetch)."""
+    and the packed inputs, when the sweep came as an archive that workers on other nodes must fetch).
+
+    An endpoint's concurrency and rate limits are the sweep's: each of ``workers`` gets its share.
+    """
     box = sweep.spec.sandbox
+    endpoints = {name: endpoint.model_copy(update={
+        "max_concurrency": max(1, math.ceil(endpoint.max_concurrency / workers)),
+        "requests_per_minute": endpoint.requests_per_minute / workers if endpoint.requests_per_minute else None,
+    }) for name, endpoint in sweep.spec.endpoints.items()}
     return WorkerSettings(
         run_dir=str(run_dir.resolve()), backend=box.backend, run_timeout_s=sweep.spec.run_timeout_s,
         max_attempts=sweep.spec.max_attempts, image=box.image,
         limits=SandboxLimits(memory=box.memory, cpus=box.cpus, pids=box.pids), store=store, inputs=inputs,
+        endpoints=endpoints,
     )
 
 
@@ -161,7 +176,8 @@ async def run_sweep(
     remote = RunStore(S3Store(store)) if store else None
     if remote:
         await asyncio.to_thread(remote.put_file, "sweep.json", run_dir / "sweep.json")
-    settings = worker_settings(sweep, run_dir, store, inputs)
+    workers = grid.workers or sweep.spec.concurrency
+    settings = worker_settings(sweep, run_dir, store, inputs, workers=workers)
     removed = await collect_garbage() if settings.backend == "docker" else []
     log = ResultsLog(run_dir / "results.jsonl")
     log.path.touch(exist_ok=True)  # `evalgrid status` works from the first second of a sweep
@@ -180,10 +196,15 @@ async def run_sweep(
                 if found is not None:
                     outcomes[spec.run_key] = found
         skipped = len(outcomes)
+        cap: SpendingCap | None = None
+        if sweep.spec.budget_usd is not None:
+            # What recorded runs cost counts against the cap: raising it is what lets a re-run go on.
+            cap = SpendingCap(sweep.spec.budget_usd, spent_usd=sum(u.cost_usd for o in ledger.outcomes()
+                                                                   for u in o.usage))
+            settings = dataclasses.replace(settings, budget=cap)
         if on_start:
             on_start(total, skipped)
         pending = (spec for spec in sweep.plan() if spec.run_key not in finished)
-        workers = grid.workers or sweep.spec.concurrency
         scheduler: Scheduler
         if grid.scheduler == "ray":
             options = RayOptions(workers=workers, shard_size=grid.ray.shard_size, depth=grid.ray.depth,
@@ -221,7 +242,13 @@ async def run_sweep(
             if on_outcome:
                 on_outcome(outcome)
 
+        deferred: list[Outcome] = []
         async for outcome in scheduler.execute(pending, dispatched):
+            if outcome.status is OutcomeStatus.DEFERRED:
+                deferred.append(outcome)  # not recorded: the next invocation, with more budget, redoes it
+                if on_outcome:
+                    on_outcome(outcome)
+                continue
             if outcome.status is OutcomeStatus.INFRA_ERROR:
                 held.append(outcome)
                 if len(held) >= max_infra_streak:
@@ -237,9 +264,15 @@ async def run_sweep(
             await record(outcome)
         for earlier in held:
             await record(earlier)
+        write_json_atomic(run_dir / "deferred.json", {
+            "reason": "the sweep's budget (budget_usd) was reached; raise it and re-run the same command",
+            "budget_usd": sweep.spec.budget_usd, "spent_usd": round(cap.spent_usd, 6) if cap else None,
+            "runs": [{"run_key": o.run_key, "candidate_id": o.candidate_id, "query_id": o.query_id,
+                      "detail": o.reason.detail[:300]} for o in deferred]})
     return SweepResult(outcomes=outcomes, skipped=skipped, executed=executed, seconds=time.monotonic() - started,
                        torn_lines=log.torn_lines, redone=len(redone & outcomes.keys()), refused_duplicates=refused,
-                       removed_containers=removed)
+                       removed_containers=removed, deferred=[o.run_key for o in deferred],
+                       spent_usd=cap.spent_usd if cap else None)
 
 
 def _stage_location(stage: str, key: str) -> str:

@@ -8,12 +8,14 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from evaluator.chat import Endpoint
 from evaluator.errors import ConfigError
+from evaluator.generate import VARIANTS
 from evaluator.judges import create_judge
-from evaluator.keys import COLLECTOR_VERSION, content_key
 from evaluator.models import AgentConfig, Candidate, JudgeConfig, Query, QuerySet, RunSpec
+from evaluator.run import run_key
 
 
 class SandboxSpec(BaseModel):
@@ -36,7 +38,7 @@ class SandboxSpec(BaseModel):
 
 
 class SweepSpec(BaseModel):
-    """A sweep: candidates × queries under one agent configuration and one judge."""
+    """A sweep: candidates × queries (× prompt variants × samples) under one agent and one or more judges."""
 
     model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
 
@@ -48,12 +50,28 @@ class SweepSpec(BaseModel):
     """Query file (YAML), relative to the sweep file."""
     only_queries: list[str] | None = None
     """Restrict the sweep to these query ids."""
+    endpoints: dict[str, Endpoint] = Field(default_factory=dict)
+    """Model endpoints by name (OpenAI-compatible); candidates, the LLM agent and LLM judges refer to them.
+    Keys come from the environment variable each names, never from this file."""
     candidates: list[Candidate] = Field(min_length=1)
     """Candidates; replay answer directories are relative to the sweep file."""
     agent: AgentConfig = AgentConfig()
     """Agent-Driven Interaction settings."""
     judge: JudgeConfig = JudgeConfig()
-    """The judge."""
+    """The judge (when ``judges`` is not given)."""
+    judges: list[JudgeConfig] | None = Field(default=None, min_length=1)
+    """Several judges of the same evidence: the first gives the outcome's scores, every verdict is stored
+    and their disagreement recorded."""
+    variants: list[str] | None = Field(default=None, min_length=1)
+    """Prompt variants each live candidate answers under (``unguided``, ``little_guidance``,
+    ``expert_guidance``); a slice of the reduction."""
+    samples: int = Field(default=1, ge=1, le=64)
+    """Answers per (candidate, query, variant) cell from live candidates."""
+    sample_reduce: Literal["mean", "best"] = "mean"
+    """How a cell's samples become its score: their mean, or the best of n."""
+    budget_usd: float | None = Field(default=None, ge=0)
+    """Cap on the sweep's model spending (US dollars, at the endpoints' prices). Calls stop at the cap;
+    the runs they would have served are left for the next invocation."""
     concurrency: int = Field(default=2, ge=1, le=32)
     """Runs in flight at once (browser contexts)."""
     run_timeout_s: float = Field(default=180.0, gt=0, le=3600)
@@ -72,6 +90,38 @@ class SweepSpec(BaseModel):
             raise ValueError(f"candidate ids must be unique; repeated: {', '.join(duplicates)}")
         return candidates
 
+    @field_validator("variants")
+    @classmethod
+    def _known_variants(cls, variants: list[str] | None) -> list[str] | None:
+        unknown = sorted(set(variants or []) - set(VARIANTS))
+        if unknown:
+            raise ValueError(f"unknown prompt variants {', '.join(unknown)}; known: {', '.join(VARIANTS)}")
+        return variants
+
+    @model_validator(mode="after")
+    def _consistent(self) -> SweepSpec:
+        if self.judges is not None and "judge" in self.model_fields_set:
+            raise ValueError("give `judge:` or `judges:`, not both")
+        named = [(f"candidate {c.id!r}", c.endpoint) for c in self.candidates if c.endpoint]
+        named += [(f"judge {j.name!r}", str(j.options["endpoint"])) for j in self.judge_panel
+                  if "endpoint" in j.options]
+        if "endpoint" in self.agent.options:
+            named.append((f"agent policy {self.agent.policy!r}", str(self.agent.options["endpoint"])))
+        missing = [f"{who} names endpoint {name!r}" for who, name in named if name not in self.endpoints]
+        if missing:
+            known = ", ".join(sorted(self.endpoints)) or "none"
+            raise ValueError(f"{'; '.join(missing)}, which is not under `endpoints:` (known: {known})")
+        live = any(c.provider != "replay" for c in self.candidates)
+        if (self.variants or self.samples > 1) and not live:
+            raise ValueError("variants and samples need a live candidate (provider: openai); replayed answers "
+                             "have one stored answer per query")
+        return self
+
+    @property
+    def judge_panel(self) -> list[JudgeConfig]:
+        """Every judge, the one that gives the scores first."""
+        return list(self.judges) if self.judges else [self.judge]
+
 
 @dataclass(frozen=True)
 class Sweep:
@@ -81,14 +131,21 @@ class Sweep:
     path: Path
     queries: list[Query]
 
-    def answers_dir(self, candidate: Candidate) -> Path:
-        """Absolute answers directory of a replay candidate."""
-        return (self.path.parent / candidate.answers).resolve()
+    def answers_dir(self, candidate: Candidate) -> Path | None:
+        """Absolute answers directory of a replay candidate (``None`` for live ones)."""
+        return (self.path.parent / candidate.answers).resolve() if candidate.answers else None
+
+    def cells(self, candidate: Candidate) -> list[tuple[str | None, int]]:
+        """The (variant, sample) pairs a candidate answers each query under."""
+        if candidate.provider == "replay":
+            return [(None, 0)]
+        variants: list[str | None] = list(self.spec.variants) if self.spec.variants else [None]
+        return [(variant, sample) for variant in variants for sample in range(self.spec.samples)]
 
     @property
     def size(self) -> int:
         """Number of runs the sweep plans."""
-        return len(self.spec.candidates) * len(self.queries)
+        return sum(len(self.cells(c)) for c in self.spec.candidates) * len(self.queries)
 
     def plan(self) -> Iterator[RunSpec]:
         """Runs in candidate-major order, produced lazily.
@@ -96,16 +153,23 @@ class Sweep:
         Each model is serialised once, not once per run: a 100,000-run sweep is planned in seconds.
         The keys are the ones :func:`~evaluator.run.make_run_spec` computes.
         """
-        judge_version = create_judge(self.spec.judge).version
-        agent, judge = self.spec.agent.model_dump(mode="json"), self.spec.judge.model_dump(mode="json")
+        judges = self.spec.judge_panel
+        versions = [create_judge(j).version for j in judges]
+        agent = self.spec.agent.model_dump(mode="json")
+        judge_docs = [j.model_dump(mode="json") for j in judges]
+        panel = tuple(zip(judge_docs[1:], versions[1:], strict=True))
         queries = [(query, query.model_dump(mode="json")) for query in self.queries]
         for candidate in self.spec.candidates:
-            answers_dir = str(self.answers_dir(candidate))
+            answers = self.answers_dir(candidate)
+            answers_dir = str(answers) if answers is not None else None
             candidate_doc = candidate.model_dump(mode="json")
             for query, query_doc in queries:
-                key = content_key("run", candidate_doc, query_doc, agent, judge, judge_version, COLLECTOR_VERSION)
-                yield RunSpec.model_construct(run_key=key, candidate=candidate, query=query, agent=self.spec.agent,
-                                              judge=self.spec.judge, answers_dir=answers_dir)
+                for variant, sample in self.cells(candidate):
+                    key = run_key(candidate_doc, query_doc, agent, judge_docs[0], versions[0], panel=panel,
+                                  variant=variant, sample=sample)
+                    yield RunSpec.model_construct(run_key=key, candidate=candidate, query=query,
+                                                  agent=self.spec.agent, judge=judges[0], answers_dir=answers_dir,
+                                                  panel=tuple(judges[1:]), variant=variant, sample=sample)
 
 
 # libyaml's loader is ~10x faster on large query files; both are the safe loader.
@@ -163,7 +227,7 @@ def load_sweep(path: Path) -> Sweep:
         queries = [q for q in queries if q.id in set(spec.only_queries)]
     sweep = Sweep(spec=spec, path=path, queries=queries)
     for candidate in spec.candidates:
-        if not sweep.answers_dir(candidate).is_dir():
-            raise ConfigError(f"{path}: answers directory of candidate {candidate.id!r} "
-                              f"({sweep.answers_dir(candidate)}) does not exist")
+        answers = sweep.answers_dir(candidate)
+        if answers is not None and not answers.is_dir():
+            raise ConfigError(f"{path}: answers directory of candidate {candidate.id!r} ({answers}) does not exist")
     return sweep

@@ -26,12 +26,17 @@ from cluster.k8s_sandbox import collect_garbage as collect_pod_garbage
 from cluster.object_store import S3Store, StoreSettings
 from cluster.run_store import RunStore
 from evaluator.browser import launch_browser
+from evaluator.budget import Budget
+from evaluator.chat import Endpoint, ModelAccess, ResponseCache
 from evaluator.errors import (
     BrowserUnavailableError,
+    BudgetExhaustedError,
     ConfigError,
     EncoderUnavailableError,
     EvidenceError,
     InfrastructureError,
+    ModelRequestError,
+    ModelUnavailableError,
     SandboxError,
     StoreError,
     WorkerStartError,
@@ -63,6 +68,10 @@ class WorkerSettings:
     """When set, ``run_dir`` is a local staging area and each run's stages are published here."""
     inputs: InputsRef | None = None
     """When set, the sweep's answers come from this archive, fetched on start if this node lacks them."""
+    endpoints: dict[str, Endpoint] = field(default_factory=dict)
+    """Model endpoints (limits already divided among the sweep's workers)."""
+    budget: Budget | None = None
+    """The sweep's spending cap (an in-process one, or a handle shared by the Ray workers)."""
 
 
 @dataclass
@@ -148,6 +157,8 @@ class RunWorker:
         self._playwright: Playwright | None = None
         self._backend: _Backend | None = None
         self._store = RunStore(S3Store(settings.store)) if settings.store else None
+        self._models = ModelAccess(endpoints=dict(settings.endpoints), budget=settings.budget,
+                                   cache=ResponseCache(Path(settings.run_dir) / "cache" / "chat"))
 
     async def start(self) -> None:
         """Start Playwright and the backend, and fail fast if no browser can be had.
@@ -220,8 +231,8 @@ class RunWorker:
         for attempt in range(1, self.settings.max_attempts + 1):
             try:
                 browser = await self._backend.browser()
-                run = asyncio.ensure_future(
-                    execute_run(spec, browser=browser, paths=self._paths, attempt=attempt, host=self._backend.host))
+                run = asyncio.ensure_future(execute_run(spec, browser=browser, paths=self._paths, attempt=attempt,
+                                                        host=self._backend.host, models=self._models))
                 ended = await _until_done_or_disconnected(run, browser, limit)
                 if ended == "done":
                     return run.result()
@@ -237,6 +248,17 @@ class RunWorker:
                 return failed_outcome(spec, OutcomeStatus.TIMEOUT, ReasonCode.RUN_TIMEOUT,
                                       f"the run exceeded its {limit:.0f} s limit", attempts=attempt,
                                       duration_s=time.monotonic() - started)
+            except BudgetExhaustedError as exc:
+                # Not an outcome: the run waits for a larger budget (its paid calls so far are cached).
+                return failed_outcome(spec, OutcomeStatus.DEFERRED, ReasonCode.BUDGET_EXHAUSTED, str(exc),
+                                      attempts=attempt, duration_s=time.monotonic() - started)
+            except ModelRequestError as exc:
+                # The endpoint refuses the request itself (key, model id): the same request fails again.
+                return failed_outcome(spec, OutcomeStatus.INFRA_ERROR, ReasonCode.MODEL_REQUEST_REFUSED, str(exc),
+                                      attempts=attempt, duration_s=time.monotonic() - started)
+            except ModelUnavailableError as exc:
+                code, detail = ReasonCode.MODEL_UNAVAILABLE, str(exc)
+                continue  # the sandbox is fine: retry without replacing it
             except BrowserUnavailableError as exc:
                 code, detail = ReasonCode.BROWSER_UNAVAILABLE, str(exc)
             except EncoderUnavailableError as exc:

@@ -17,9 +17,10 @@ from typing import Any
 from playwright.async_api import Browser
 from playwright.async_api import Error as PlaywrightError
 
+from evaluator.chat import ModelAccess
 from evaluator.console import PageLog
 from evaluator.crash import CrashWatch
-from evaluator.errors import InfrastructureError
+from evaluator.errors import BudgetExhaustedError, InfrastructureError, ModelRequestError
 from evaluator.evidence import EvidenceWriter
 from evaluator.freeze import FreezeController
 from evaluator.interaction import Interaction
@@ -42,7 +43,7 @@ def _package_version(name: str) -> str:
 
 async def collect_evidence(
     *, browser: Browser, artifact: Artifact, query: Query, agent: AgentConfig, bundle_dir: Path, evidence_key: str,
-    host: AppHost = LOOPBACK,
+    host: AppHost = LOOPBACK, models: ModelAccess | None = None,
 ) -> EvidenceManifest:
     """Collect and commit the evidence bundle of ``artifact`` under ``bundle_dir``.
 
@@ -89,13 +90,15 @@ async def collect_evidence(
                     await recorder.start()
                     interaction = Interaction(
                         page=page, app_url=url, writer=writer, recorder=recorder, freezer=freezer, log=log,
-                        policy=policies.create(agent.policy, config=agent), config=agent,
+                        policy=policies.create(agent.policy, config=agent, models=models), config=agent,
                     )
                     await freezer.start()
                     async with CrashWatch(page) as watch:
                         result = await watch.run(interaction.run())
                     summary, coverage, ended_by = result.summary, result.coverage.model_dump(), result.ended_by
                 except Exception as exc:  # noqa: BLE001 - a page that crashes mid-run is evidence about the app
+                    if isinstance(exc, (InfrastructureError, BudgetExhaustedError, ModelRequestError)):
+                        raise  # the machinery or the agent's model failed, not the app
                     if not browser.is_connected():
                         raise InfrastructureError(f"the browser died during the interaction: {exc}") from exc
                     error = f"{type(exc).__name__}: {str(exc)[:500]}"

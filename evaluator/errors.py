@@ -9,7 +9,12 @@
     │   ├── BrowserUnavailableError  Chromium could not be found or launched
     │   ├── EncoderUnavailableError  ffmpeg is missing or failed to encode the video
     │   ├── SandboxError             a sandbox container could not be started, reached or removed
+    │   ├── StoreError               the object store failed even after retries
+    │   ├── ModelUnavailableError    a model endpoint failed even after retries (down, 5xx, 429, timeouts)
     │   └── WorkerStartError         a worker could not get a browser at all; the sweep stops
+    ├── ModelRequestError            a model endpoint refused the request itself (auth, unknown model)
+    ├── BudgetExhaustedError         the sweep's spending cap is reached; no new paid call is made
+    ├── JudgeOutputError             a judge model's answer was unusable after one repair, or a refusal
     └── EvidenceError                an evidence bundle is missing, incomplete or corrupted
 
 Failures of the thing under evaluation (an app that crashes, a blank page, an answer without
@@ -49,6 +54,28 @@ class SandboxError(InfrastructureError):
 
 class StoreError(InfrastructureError):
     """The object store could not be reached, or refused a read or write even after retries."""
+
+
+class ModelUnavailableError(InfrastructureError):
+    """A model endpoint could not answer even after retries (unreachable, 5xx, rate limited, timed out)."""
+
+
+class ModelRequestError(EvalgridError):
+    """A model endpoint refused the request itself (bad key, unknown model, invalid request): retrying cannot help."""
+
+
+class BudgetExhaustedError(EvalgridError):
+    """The sweep's spending cap would be exceeded by the next call; raise ``budget_usd`` and re-run."""
+
+
+class JudgeOutputError(EvalgridError):
+    """A judge model's answer could not become a verdict (invalid twice, or a refusal). Not retried: at
+    temperature 0 the same evidence would get the same answer."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        """``invalid`` or ``refused``."""
 
 
 class WorkerStartError(InfrastructureError):

@@ -15,6 +15,7 @@ from typing import Any
 
 import yaml
 
+from evaluator.chat import ModelAccess
 from evaluator.errors import RegistryError
 from evaluator.evidence import EvidenceBundle
 from evaluator.judges import judges
@@ -90,8 +91,9 @@ class HeuristicJudge:
         """Rubric name and a hash of its text: editing the table re-keys every verdict."""
         return self._version
 
-    async def __call__(self, bundle: EvidenceBundle, *, verdict_key: str) -> Verdict:
-        """Score ``bundle`` from its measurements."""
+    async def __call__(self, bundle: EvidenceBundle, *, verdict_key: str, models: ModelAccess | None = None
+                       ) -> Verdict:
+        """Score ``bundle`` from its measurements (no model is called)."""
         return _score(bundle, self._table, verdict_key, self._version)
 
 

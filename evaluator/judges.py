@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Protocol
 
+from evaluator.chat import ModelAccess
 from evaluator.evidence import EvidenceBundle
 from evaluator.models import JudgeConfig, Verdict
 from evaluator.registry import Registry
@@ -20,8 +21,9 @@ class Judge(Protocol):
         """Identity of everything that shapes the verdicts (rubric or prompts, model); part of the keys."""
         ...
 
-    async def __call__(self, bundle: EvidenceBundle, *, verdict_key: str) -> Verdict:
-        """Return the verdict on ``bundle``, keyed ``verdict_key``."""
+    async def __call__(self, bundle: EvidenceBundle, *, verdict_key: str, models: ModelAccess | None = None
+                       ) -> Verdict:
+        """Return the verdict on ``bundle``, keyed ``verdict_key``; ``models`` is what a model-based judge may call."""
         ...
 
 

@@ -107,12 +107,29 @@ class Candidate(_Identity):
 
     id: Identifier
     """Stable identifier of the candidate (appears on the leaderboard)."""
-    provider: Literal["replay"] = "replay"
-    """Where answers come from: ``replay`` reads stored raw answers from ``answers``."""
-    answers: str
-    """Directory of raw answers, one ``<query_id>.{md,html,txt}`` file per query."""
+    provider: Literal["replay", "openai"] = "replay"
+    """``replay`` reads stored raw answers from ``answers``; ``openai`` asks ``model`` on ``endpoint``."""
+    answers: str | None = None
+    """Replay: directory of raw answers, one ``<query_id>.{md,html,txt}`` file per query."""
+    endpoint: str | None = None
+    """Live: the name of an endpoint under the sweep's ``endpoints:``."""
+    model: str | None = None
+    """Live: the model id to ask."""
+    system_prompt: str | None = None
+    """Live: a system prompt replacing evalgrid's (``prompts/generate-v1.md``)."""
     params: dict[str, str | int | float | bool] = Field(default_factory=dict)
-    """Generation parameters; part of the artifact key."""
+    """Generation parameters (``temperature``, ``max_tokens``, ``top_p`` ...); part of the artifact key."""
+
+    @model_validator(mode="after")
+    def _source_of_answers(self) -> Candidate:
+        if self.provider == "replay":
+            if not self.answers:
+                raise ValueError(f"candidate {self.id!r}: a replay candidate needs `answers:` (a directory)")
+            if self.endpoint or self.model:
+                raise ValueError(f"candidate {self.id!r}: endpoint and model are for provider: openai")
+        elif not self.endpoint or not self.model:
+            raise ValueError(f"candidate {self.id!r}: provider openai needs `endpoint:` and `model:`")
+        return self
 
 
 class AgentConfig(_Identity):
@@ -120,6 +137,8 @@ class AgentConfig(_Identity):
 
     policy: str = "explorer"
     """Registered name of the agent policy."""
+    options: dict[str, str | int | float | bool] = Field(default_factory=dict)
+    """Policy-specific options (the ``llm`` policy's endpoint, model, temperature ...)."""
     max_steps: int = Field(default=12, ge=0, le=200)
     """Step budget for the interaction."""
     seed: int = 0
@@ -348,6 +367,8 @@ class Verdict(_Record):
     """Per-criterion reasons."""
     attributions: list[FailureAttribution] = Field(default_factory=list)
     """Every deduction with its evidence."""
+    flags: list[str] = Field(default_factory=list)
+    """Things a person should look at, e.g. ``prompt_injection`` (the app addressed the evaluator)."""
     label: str
     """Human-readable label shown wherever the verdict is shown (says ``heuristic`` when it is)."""
 
@@ -362,6 +383,8 @@ class OutcomeStatus(StrEnum):
     NON_ASSESSABLE = "non_assessable"
     INFRA_ERROR = "infra_error"
     TIMEOUT = "timeout"
+    DEFERRED = "deferred"
+    """Not final: the sweep's budget was reached first. Never recorded; the next invocation redoes the run."""
 
 
 class ReasonCode(StrEnum):
@@ -381,6 +404,12 @@ class ReasonCode(StrEnum):
     WORKER_DIED = "worker_died"
     SANDBOX_FAILED = "sandbox_failed"
     STORE_FAILED = "store_failed"
+    MODEL_REFUSED = "model_refused"
+    MODEL_UNAVAILABLE = "model_unavailable"
+    MODEL_REQUEST_REFUSED = "model_request_refused"
+    JUDGE_OUTPUT_INVALID = "judge_output_invalid"
+    JUDGE_REFUSED = "judge_refused"
+    BUDGET_EXHAUSTED = "budget_exhausted"
     INTERNAL_ERROR = "internal_error"
 
 
@@ -391,6 +420,40 @@ class OutcomeReason(_Record):
     """Machine-readable class."""
     detail: str = ""
     """What happened, for a person."""
+
+
+class ModelUsage(_Record):
+    """Model calls of one run (or summed over runs) for one role, endpoint and model."""
+
+    role: str
+    """``generation``, ``agent`` or ``judge``."""
+    endpoint: str
+    """The endpoint's name in the sweep file."""
+    model: str
+    """The exact model id the endpoint reported."""
+    calls: int = 0
+    """Calls made (cached ones included)."""
+    cached_calls: int = 0
+    """Calls answered from the response cache (not paid again)."""
+    prompt_tokens: int = 0
+    """Prompt tokens."""
+    completion_tokens: int = 0
+    """Completion tokens."""
+    cost_usd: float = 0.0
+    """US dollars, at the endpoint's prices, of every call (cached ones at what they cost when made)."""
+
+
+class PanelVerdict(_Record):
+    """One more judge's verdict on a run's evidence."""
+
+    judge_label: str
+    """The verdict's label."""
+    verdict_key: str
+    """The verdict file."""
+    functional: Score
+    """Its functional score."""
+    aesthetic: Score
+    """Its aesthetic score."""
 
 
 class Outcome(_Record):
@@ -422,6 +485,18 @@ class Outcome(_Record):
     """Aesthetic score when judged."""
     judge_label: str | None = None
     """The verdict's label (says ``heuristic`` for heuristic judges)."""
+    variant: str | None = None
+    """Prompt variant of the answer, when the sweep has variants."""
+    sample: int = 0
+    """Sample number within its (candidate, query, variant) cell."""
+    panel: list[PanelVerdict] = Field(default_factory=list)
+    """Verdicts of the sweep's other judges on the same evidence."""
+    disagreement: dict[str, float] = Field(default_factory=dict)
+    """Largest difference between any two judges' scores, per dimension (with a panel)."""
+    flags: list[str] = Field(default_factory=list)
+    """Flags of the verdicts (e.g. ``prompt_injection``)."""
+    usage: list[ModelUsage] = Field(default_factory=list)
+    """Model calls the run made, per role and model (empty for replay and heuristic runs)."""
     duration_s: float = Field(ge=0.0)
     """Wall time of the run."""
     finished_at: str
@@ -441,5 +516,11 @@ class RunSpec(_Identity):
     """How the app is explored."""
     judge: JudgeConfig
     """Who scores it."""
-    answers_dir: str
+    answers_dir: str | None = None
     """Absolute directory the replay provider reads this candidate's answers from."""
+    panel: tuple[JudgeConfig, ...] = ()
+    """More judges of the same evidence (their verdicts are stored; ``judge`` gives the outcome's scores)."""
+    variant: str | None = None
+    """Prompt variant the answer was generated under (``unguided``, ``little_guidance`` ...)."""
+    sample: int = Field(default=0, ge=0)
+    """Which of the n samples of its (candidate, query, variant) cell this run is."""

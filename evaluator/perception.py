@@ -55,10 +55,13 @@ async def capture(page: Page, viewport: str, writer: EvidenceWriter, timings: di
     shot = await page.screenshot(type="png")
     files = [writer.write_bytes(f"static/{viewport}-viewport.png", shot)]
     height = await page.evaluate("document.documentElement ? document.documentElement.scrollHeight : 0")
-    width = page.viewport_size["width"] if page.viewport_size else DESKTOP["width"]
-    full = await page.screenshot(type="png", full_page=height <= _FULL_PAGE_MAX_HEIGHT,
-                                 clip=None if height <= _FULL_PAGE_MAX_HEIGHT else
-                                 {"x": 0, "y": 0, "width": width, "height": _FULL_PAGE_MAX_HEIGHT})
+    size = page.viewport_size or DESKTOP
+    if height <= size["height"]:
+        full = shot  # the whole page is in the viewport: the same picture, not taken twice
+    else:
+        full = await page.screenshot(type="png", full_page=height <= _FULL_PAGE_MAX_HEIGHT,
+                                     clip=None if height <= _FULL_PAGE_MAX_HEIGHT else
+                                     {"x": 0, "y": 0, "width": size["width"], "height": _FULL_PAGE_MAX_HEIGHT})
     files.append(writer.write_bytes(f"static/{viewport}-full.png", full))
     facts = await page_facts(page)
     image = probe_image(shot).as_dict()

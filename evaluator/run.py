@@ -14,11 +14,12 @@ from pathlib import Path
 
 from playwright.async_api import Browser
 
+from evaluator.chat import ModelAccess
 from evaluator.collect import collect_evidence
-from evaluator.errors import EncoderUnavailableError
+from evaluator.errors import EncoderUnavailableError, JudgeOutputError, ModelRequestError
 from evaluator.evidence import EvidenceBundle, read_manifest, utc_now, write_json_atomic
 from evaluator.extract import NotAssessable, extract_app
-from evaluator.generate import read_answer
+from evaluator.generate import generate, read_answer
 from evaluator.judges import create_judge
 from evaluator.keys import COLLECTOR_VERSION, content_key, sha256_bytes
 from evaluator.models import (
@@ -29,6 +30,7 @@ from evaluator.models import (
     Outcome,
     OutcomeReason,
     OutcomeStatus,
+    PanelVerdict,
     Query,
     ReasonCode,
     RunSpec,
@@ -56,46 +58,85 @@ class StagePaths:
         return self.root / "verdicts" / f"{key}.json"
 
 
+def run_key(candidate: object, query: object, agent: object, judge: object, judge_version: str, *,
+            panel: tuple[tuple[object, str], ...] = (), variant: str | None = None, sample: int = 0) -> str:
+    """The content key of a run; the axes a sweep may add (panel, variant, sample) enter it only when used,
+    so plain sweeps keep their keys."""
+    extra: list[object] = []
+    if panel:
+        extra.append({"panel": [[judge_doc, version] for judge_doc, version in panel]})
+    if variant is not None or sample:
+        extra.append({"variant": variant, "sample": sample})
+    return content_key("run", candidate, query, agent, judge, judge_version, COLLECTOR_VERSION, *extra)
+
+
 def make_run_spec(
     *, candidate: Candidate, query: Query, agent: AgentConfig, judge: JudgeConfig, judge_version: str,
-    answers_dir: Path,
+    answers_dir: Path | None, panel: tuple[tuple[JudgeConfig, str], ...] = (), variant: str | None = None,
+    sample: int = 0,
 ) -> RunSpec:
-    """A run with its content key (candidate, query, agent, judge and its version, collector version).
+    """A run with its content key (candidate, query, agent, judges and their versions, collector version).
 
-    ``judge_version`` is ``create_judge(judge).version``, computed once per sweep by the caller.
+    ``judge_version`` is ``create_judge(judge).version`` (and ``panel`` pairs each further judge with
+    its version), computed once per sweep by the caller.
     """
-    key = content_key("run", candidate, query, agent, judge, judge_version, COLLECTOR_VERSION)
+    key = run_key(candidate, query, agent, judge, judge_version, panel=panel, variant=variant, sample=sample)
     return RunSpec(run_key=key, candidate=candidate, query=query, agent=agent, judge=judge,
-                   answers_dir=str(answers_dir))
+                   answers_dir=str(answers_dir) if answers_dir is not None else None,
+                   panel=tuple(config for config, _ in panel), variant=variant, sample=sample)
 
 
 async def execute_run(spec: RunSpec, *, browser: Browser, paths: StagePaths, attempt: int = 1,
-                      host: AppHost = LOOPBACK) -> Outcome:
+                      host: AppHost = LOOPBACK, models: ModelAccess | None = None) -> Outcome:
     """Run every missing stage of ``spec`` and return its outcome.
 
     ``host`` serves the app beside ``browser``; its label is part of the evidence key, so evidence
-    collected in a sandbox is never confused with evidence collected on loopback.
+    collected in a sandbox is never confused with evidence collected on loopback. ``models`` is
+    what generation, an LLM agent and LLM judges may call; the outcome carries what they used.
 
-    Raises :class:`~evaluator.errors.InfrastructureError` when the machinery fails; the caller
-    decides on retries.
+    Raises :class:`~evaluator.errors.InfrastructureError` when the machinery fails (the caller
+    decides on retries) and :class:`~evaluator.errors.BudgetExhaustedError` when the sweep's budget
+    stops a call (the caller defers the run).
     """
     started = time.monotonic()
+    access = models.for_run() if models is not None else ModelAccess()
 
     def outcome(status: OutcomeStatus, code: ReasonCode, detail: str = "", *, artifact_key: str | None = None,
-                evidence_key: str | None = None, verdict: Verdict | None = None) -> Outcome:
+                evidence_key: str | None = None, verdict: Verdict | None = None,
+                panel: list[Verdict] | None = None) -> Outcome:
+        everyone = [verdict, *(panel or [])] if verdict is not None else []
+        disagreement = ({dim: round(max(getattr(v, dim) for v in everyone) - min(getattr(v, dim) for v in everyone), 3)
+                         for dim in ("functional", "aesthetic")} if len(everyone) > 1 else {})
         return Outcome(
             run_key=spec.run_key, candidate_id=spec.candidate.id, query_id=spec.query.id, status=status,
-            reason=OutcomeReason(code=code, detail=detail), attempts=attempt, artifact_key=artifact_key,
+            reason=OutcomeReason(code=code, detail=detail[:2000]), attempts=attempt, artifact_key=artifact_key,
             evidence_key=evidence_key, verdict_key=verdict.verdict_key if verdict else None,
             functional=verdict.functional if verdict else None, aesthetic=verdict.aesthetic if verdict else None,
-            judge_label=verdict.label if verdict else None,
-            duration_s=round(time.monotonic() - started, 3), finished_at=utc_now(),
+            judge_label=verdict.label if verdict else None, variant=spec.variant, sample=spec.sample,
+            panel=[PanelVerdict(judge_label=v.label, verdict_key=v.verdict_key, functional=v.functional,
+                                aesthetic=v.aesthetic) for v in panel or []],
+            disagreement=disagreement, flags=sorted({flag for v in everyone for flag in v.flags}),
+            usage=access.meter.usage(), duration_s=round(time.monotonic() - started, 3), finished_at=utc_now(),
         )
 
-    raw = read_answer(Path(spec.answers_dir), spec.query.id)
-    if raw is None:
-        return outcome(OutcomeStatus.NON_ASSESSABLE, ReasonCode.MISSING_ANSWER,
-                       f"no answer file for {spec.query.id!r} in {spec.answers_dir}")
+    notes: list[str] = []
+    if spec.candidate.provider == "replay":
+        raw = read_answer(Path(spec.answers_dir or "."), spec.query.id)
+        if raw is None:
+            return outcome(OutcomeStatus.NON_ASSESSABLE, ReasonCode.MISSING_ANSWER,
+                           f"no answer file for {spec.query.id!r} in {spec.answers_dir}")
+    else:
+        try:
+            generation = await generate(spec.candidate, spec.query, variant=spec.variant, sample=spec.sample,
+                                        models=access, store=paths.root / "generations")
+        except ModelRequestError as exc:
+            return outcome(OutcomeStatus.INFRA_ERROR, ReasonCode.MODEL_REQUEST_REFUSED, str(exc))
+        if generation.refusal and not generation.content.strip():
+            return outcome(OutcomeStatus.NON_ASSESSABLE, ReasonCode.MODEL_REFUSED,
+                           f"the candidate model refused: {generation.refusal[:500]}")
+        raw = generation.content.encode("utf-8")
+        if generation.finish_reason == "length":
+            notes.append("the answer was cut off at max_tokens")
     artifact_key = content_key("artifact", spec.candidate.id, spec.candidate.params, spec.query, sha256_bytes(raw))
     extracted = extract_app(raw)
     if isinstance(extracted, NotAssessable):
@@ -103,7 +144,7 @@ async def execute_run(spec: RunSpec, *, browser: Browser, paths: StagePaths, att
     artifact = Artifact(
         key=artifact_key, candidate_id=spec.candidate.id, query_id=spec.query.id, files=extracted.files,
         entrypoint=extracted.entrypoint, stack=extracted.stack, answer_sha256=sha256_bytes(raw),
-        rejected=extracted.rejected, notes=extracted.notes,
+        rejected=extracted.rejected, notes=[*extracted.notes, *notes],
     )
     artifact_path = paths.artifact(artifact_key)
     if not artifact_path.exists():
@@ -116,22 +157,38 @@ async def execute_run(spec: RunSpec, *, browser: Browser, paths: StagePaths, att
         shutil.rmtree(bundle_dir, ignore_errors=True)  # a partial bundle from a crashed attempt
         try:
             await collect_evidence(browser=browser, artifact=artifact, query=spec.query, agent=spec.agent,
-                                   bundle_dir=bundle_dir, evidence_key=evidence_key, host=host)
+                                   bundle_dir=bundle_dir, evidence_key=evidence_key, host=host, models=access)
         except EncoderUnavailableError as exc:
             return outcome(OutcomeStatus.INFRA_ERROR, ReasonCode.ENCODER_FAILED, str(exc),
                            artifact_key=artifact_key, evidence_key=evidence_key)
 
-    judge = create_judge(spec.judge)
-    verdict_key = content_key("verdict", evidence_key, spec.judge, judge.version)
+    verdicts: list[Verdict] = []
+    for config in (spec.judge, *spec.panel):
+        try:
+            verdicts.append(await _judged(config, evidence_key, bundle_dir, paths, access))
+        except JudgeOutputError as exc:
+            code = ReasonCode.JUDGE_REFUSED if exc.code == "refused" else ReasonCode.JUDGE_OUTPUT_INVALID
+            return outcome(OutcomeStatus.INFRA_ERROR, code, f"judge {config.name}: {exc}", artifact_key=artifact_key,
+                           evidence_key=evidence_key)
+        except ModelRequestError as exc:
+            return outcome(OutcomeStatus.INFRA_ERROR, ReasonCode.MODEL_REQUEST_REFUSED, str(exc),
+                           artifact_key=artifact_key, evidence_key=evidence_key)
+    return outcome(OutcomeStatus.JUDGED, ReasonCode.OK, artifact_key=artifact_key, evidence_key=evidence_key,
+                   verdict=verdicts[0], panel=verdicts[1:])
+
+
+async def _judged(config: JudgeConfig, evidence_key: str, bundle_dir: Path, paths: StagePaths,
+                  models: ModelAccess) -> Verdict:
+    """One judge's verdict on the evidence, stored under its key (and reused when stored)."""
+    judge = create_judge(config)
+    verdict_key = content_key("verdict", evidence_key, config, judge.version)
     verdict_path = paths.verdict(verdict_key)
     if verdict_path.exists():
-        verdict = Verdict.model_validate_json(verdict_path.read_text(encoding="utf-8"))
-    else:
-        verdict = await judge(EvidenceBundle(bundle_dir), verdict_key=verdict_key)
-        verdict_path.parent.mkdir(parents=True, exist_ok=True)
-        write_json_atomic(verdict_path, verdict)
-    return outcome(OutcomeStatus.JUDGED, ReasonCode.OK, artifact_key=artifact_key, evidence_key=evidence_key,
-                   verdict=verdict)
+        return Verdict.model_validate_json(verdict_path.read_text(encoding="utf-8"))
+    verdict = await judge(EvidenceBundle(bundle_dir), verdict_key=verdict_key, models=models)
+    verdict_path.parent.mkdir(parents=True, exist_ok=True)
+    write_json_atomic(verdict_path, verdict)
+    return verdict
 
 
 def failed_outcome(spec: RunSpec, status: OutcomeStatus, code: ReasonCode, detail: str, *,

@@ -187,7 +187,7 @@ def test_an_outage_stops_the_sweep_and_leaves_its_runs_to_the_next_invocation(
     """Simulated outage: the ``noop`` backend ends every run as ``infra_error`` (nothing is evaluated)."""
     real = runner.worker_settings
     monkeypatch.setattr(runner, "worker_settings",
-                        lambda *args: dataclasses.replace(real(*args), backend="noop"))
+                        lambda *args, **kwargs: dataclasses.replace(real(*args, **kwargs), backend="noop"))
     run_dir = tmp_path / "run"
     with pytest.raises(InfrastructureError, match="3 runs in a row failed"):
         asyncio.run(run_sweep(load_sweep(_write_sweep(tmp_path)), run_dir, max_infra_streak=3))

@@ -187,10 +187,14 @@ def test_unknown_agent_field(project: Path) -> None:
     assert "agent.max_step: unknown field" in message
 
 
+def test_a_replay_candidate_without_answers_is_a_clear_error(project: Path) -> None:
+    message = _config_error(_write(project / "sweep.yaml", SWEEP.replace("    answers: answers/careful\n", "")))
+    assert "candidates.0: " in message and "a replay candidate needs `answers:`" in message
+
+
 @pytest.mark.parametrize(
     ("remove", "field"),
-    [("name: unit-sweep\n", "name"), ("queries: queries/mini.yaml\n", "queries"),
-     ("    answers: answers/careful\n", "candidates.0.answers")],
+    [("name: unit-sweep\n", "name"), ("queries: queries/mini.yaml\n", "queries")],
 )
 def test_missing_required_field(project: Path, remove: str, field: str) -> None:
     assert remove in SWEEP

@@ -216,7 +216,7 @@ def test_queryset_accepts_distinct_ids_and_rejects_empty() -> None:
         (Query, {**QUERY, "prompt": "typo of brief"}),
         (QuerySet, {"queries": [QUERY], "extra": 1}),
         (QuerySet, {"queries": [{**QUERY, "dificulty": "easy"}]}),
-        (Candidate, {"id": "careful", "answers": "answers/careful", "model": "gpt"}),
+        (Candidate, {"id": "careful", "answers": "answers/careful", "modle": "gpt"}),
         (AgentConfig, {"max_step": 3}),
         (JudgeConfig, {"name": "heuristic", "temperature": 0}),
         (EvidenceRef, {"file": "a.png", "line": 3}),

@@ -1,0 +1,440 @@
+"""One client for every OpenAI-compatible chat endpoint: vLLM, hosted APIs, gateways.
+
+What every model call in evalgrid gets from here, whoever makes it (generation, the LLM agent, the
+LLM judge):
+
+- per-endpoint concurrency and request-rate limits (per process: the sweep divides an endpoint's
+  limits among its workers);
+- retries with exponential backoff and full jitter on what a retry can fix (connection errors,
+  timeouts, 429 with its ``Retry-After``, 5xx, a stream cut short, a garbled body); a request the
+  server refuses (400, 401, 403, 404, 422) fails at once with the server's reason;
+- streaming (server-sent events), so a long answer is never cut by a read timeout;
+- token and cost accounting from the server's usage report (estimated and marked when absent);
+- a response cache keyed by the request's hash: a run redone after an infrastructure failure
+  never pays for the same call twice;
+- the sweep's spending cap (:mod:`evaluator.budget`): a call that could pass it is not made.
+
+API keys come from the environment variable the endpoint names, never from sweep files, and never
+reach a log, an error message, an evidence bundle or the cache.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import os
+import random
+import time
+import weakref
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from evaluator.budget import Budget
+from evaluator.errors import BudgetExhaustedError, ConfigError, ModelRequestError, ModelUnavailableError
+from evaluator.evidence import write_json_atomic
+from evaluator.models import ModelUsage
+
+_RETRY_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504, 520, 522, 524, 529})
+_IMAGE_TOKENS = 1000  # what an image part is assumed to cost when estimating before the call
+_DEFAULT_MAX_TOKENS = 4096
+
+
+class Endpoint(BaseModel):
+    """An OpenAI-compatible endpoint, as a sweep file names it (``endpoints: {name: {...}}``)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
+
+    base_url: str = Field(pattern=r"^https?://")
+    """Base URL up to and including ``/v1`` (e.g. ``http://judge-0:8000/v1``)."""
+    api_key_env: str | None = Field(default=None, pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
+    """Name of the environment variable holding the API key (never the key itself); ``None``: no key."""
+    max_concurrency: int = Field(default=8, ge=1, le=1024)
+    """Calls in flight at once, per worker process."""
+    requests_per_minute: float | None = Field(default=None, gt=0)
+    """Request rate limit per worker process; ``None``: none."""
+    timeout_s: float = Field(default=180.0, gt=0, le=3600)
+    """Time limit of one attempt (connect, send, and every wait for the next streamed chunk)."""
+    max_attempts: int = Field(default=5, ge=1, le=20)
+    """Attempts of one call when a retry can help."""
+    backoff_s: float = Field(default=1.0, ge=0, le=60)
+    """First backoff; doubled per attempt with full jitter, at most 60 s, unless the server says when."""
+    input_usd_per_mtok: float = Field(default=0.0, ge=0)
+    """Price of a million prompt tokens (0 for your own GPUs)."""
+    output_usd_per_mtok: float = Field(default=0.0, ge=0)
+    """Price of a million completion tokens."""
+    stream: bool = True
+    """Ask for server-sent events (turn off for servers that do not stream)."""
+
+    def api_key(self, name: str) -> str | None:
+        """The key from the environment; a clear error when the named variable is not set."""
+        if self.api_key_env is None:
+            return None
+        key = os.environ.get(self.api_key_env)
+        if not key:
+            raise ConfigError(f"endpoint {name!r} needs an API key in ${self.api_key_env}; set that variable "
+                              "(keys never go in sweep files)")
+        return key
+
+    def cost(self, prompt_tokens: int, completion_tokens: int) -> float:
+        """US dollars for a call of that size."""
+        return (prompt_tokens * self.input_usd_per_mtok + completion_tokens * self.output_usd_per_mtok) / 1e6
+
+
+class ChatRequest(BaseModel):
+    """One chat completion request, as sent (and hashed for the cache)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    model: str
+    messages: list[dict[str, Any]]
+    temperature: float = 0.0
+    max_tokens: int | None = None
+    response_format: dict[str, Any] | None = None
+    seed: int | None = None
+    extra: dict[str, Any] = Field(default_factory=dict)
+    """Other body fields the endpoint understands (``top_p``, ``stop`` ...)."""
+    cache_salt: str = ""
+    """Makes otherwise identical requests distinct in the cache (e.g. sample 2 of n); not sent."""
+
+    def body(self, *, stream: bool) -> dict[str, Any]:
+        """The JSON body of the HTTP request."""
+        body: dict[str, Any] = {"model": self.model, "messages": self.messages, "temperature": self.temperature,
+                                **self.extra}
+        for name in ("max_tokens", "response_format", "seed"):
+            value = getattr(self, name)
+            if value is not None:
+                body[name] = value
+        if stream:
+            body["stream"] = True
+            body["stream_options"] = {"include_usage": True}
+        return body
+
+    def key(self, endpoint_name: str) -> str:
+        """The cache key: the endpoint's name and everything that shapes the answer."""
+        payload = json.dumps({"endpoint": endpoint_name, "request": self.model_dump(mode="json")}, sort_keys=True,
+                             ensure_ascii=False, separators=(",", ":"))
+        return hashlib.sha256(payload.encode()).hexdigest()
+
+    def estimated_prompt_tokens(self) -> int:
+        """A generous estimate of the prompt's size, for the budget's reservation."""
+        chars, images = 0, 0
+        for message in self.messages:
+            content = message.get("content")
+            if isinstance(content, str):
+                chars += len(content)
+            elif isinstance(content, list):
+                for part in content:
+                    if part.get("type") == "text":
+                        chars += len(str(part.get("text", "")))
+                    else:
+                        images += 1
+        return chars // 3 + 8 * len(self.messages) + images * _IMAGE_TOKENS
+
+
+class ChatResult(BaseModel):
+    """A finished completion."""
+
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+
+    content: str
+    """The text the model produced."""
+    finish_reason: str
+    """``stop``, ``length`` (cut at max_tokens), ``content_filter`` ..."""
+    refusal: str | None = None
+    """The model's refusal message, when it declined."""
+    model: str
+    """The exact model id the server reported."""
+    prompt_tokens: int
+    completion_tokens: int
+    usage_estimated: bool = False
+    """The server sent no usage; the token counts are estimates."""
+    cost_usd: float
+    """What the call cost when it was made."""
+    latency_s: float
+    """Wall time of the successful attempt."""
+    attempts: int
+    """Attempts it took."""
+    cached: bool = False
+    """Served from the response cache (nothing was paid now)."""
+
+
+class ResponseCache:
+    """Finished completions on disk, one JSON file per request hash."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+
+    def _path(self, key: str) -> Path:
+        return self.root / key[:2] / f"{key}.json"
+
+    def get(self, key: str) -> ChatResult | None:
+        """The stored answer, or ``None`` (an unreadable entry counts as missing)."""
+        path = self._path(key)
+        try:
+            return ChatResult.model_validate_json(path.read_text(encoding="utf-8"))
+        except (OSError, ValidationError, ValueError):
+            return None
+
+    def put(self, key: str, result: ChatResult) -> None:
+        """Store an answer (atomically)."""
+        path = self._path(key)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_json_atomic(path, result)
+
+
+@dataclass
+class UsageMeter:
+    """Token and cost totals of one run, per role (generation, agent, judge), endpoint and model."""
+
+    totals: dict[tuple[str, str, str], ModelUsage] = field(default_factory=dict)
+
+    def add(self, role: str, endpoint: str, result: ChatResult) -> None:
+        """Count one call."""
+        key = (role, endpoint, result.model)
+        current = self.totals.get(key) or ModelUsage(role=role, endpoint=endpoint, model=result.model)
+        self.totals[key] = current.model_copy(update={
+            "calls": current.calls + 1, "cached_calls": current.cached_calls + int(result.cached),
+            "prompt_tokens": current.prompt_tokens + result.prompt_tokens,
+            "completion_tokens": current.completion_tokens + result.completion_tokens,
+            "cost_usd": round(current.cost_usd + result.cost_usd, 8),
+        })
+
+    def usage(self) -> list[ModelUsage]:
+        """The totals, in a stable order."""
+        return [self.totals[key] for key in sorted(self.totals)]
+
+
+class _Limits:
+    """One endpoint's concurrency and rate limits on one event loop."""
+
+    def __init__(self, endpoint: Endpoint) -> None:
+        self.slots = asyncio.Semaphore(endpoint.max_concurrency)
+        self.interval = 60.0 / endpoint.requests_per_minute if endpoint.requests_per_minute else 0.0
+        self.next_start = 0.0
+        self.lock = asyncio.Lock()
+
+    async def pace(self) -> None:
+        """Wait for the next request slot of the rate limit."""
+        if not self.interval:
+            return
+        async with self.lock:
+            now = time.monotonic()
+            wait = self.next_start - now
+            self.next_start = max(now, self.next_start) + self.interval
+        if wait > 0:
+            await asyncio.sleep(wait)
+
+
+_LIMITS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str, _Limits]] = weakref.WeakKeyDictionary()
+
+
+def _limits(name: str, endpoint: Endpoint) -> _Limits:
+    per_loop = _LIMITS.setdefault(asyncio.get_running_loop(), {})
+    key = f"{name}\n{endpoint.model_dump_json()}"
+    if key not in per_loop:
+        per_loop[key] = _Limits(endpoint)
+    return per_loop[key]
+
+
+class _Retry(Exception):
+    """An attempt failed in a way a retry can fix."""
+
+    def __init__(self, why: str, after_s: float | None = None) -> None:
+        super().__init__(why)
+        self.after_s = after_s
+
+
+class ChatClient:
+    """Calls one endpoint. Cheap to create; limits are shared by every client of the endpoint."""
+
+    def __init__(self, name: str, endpoint: Endpoint, *, cache: ResponseCache | None = None,
+                 budget: Budget | None = None, meter: UsageMeter | None = None, role: str = "model") -> None:
+        self.name = name
+        self.endpoint = endpoint
+        self._cache = cache
+        self._budget = budget
+        self._meter = meter
+        self._role = role
+
+    async def complete(self, request: ChatRequest) -> ChatResult:
+        """The completion of ``request``, from the cache when it was made before.
+
+        Raises :class:`ModelRequestError` when the endpoint refuses the request,
+        :class:`ModelUnavailableError` when it cannot answer after every retry, and
+        :class:`BudgetExhaustedError` when the call could pass the sweep's cap (then nothing is sent).
+        """
+        key = request.key(self.name)
+        cached = self._cache.get(key) if self._cache is not None else None
+        if cached is not None:
+            result = cached.model_copy(update={"cached": True})
+        else:
+            result = await self._paid(request)
+            if self._cache is not None:
+                self._cache.put(key, result)
+        if self._meter is not None:
+            self._meter.add(self._role, self.name, result)
+        return result
+
+    async def _paid(self, request: ChatRequest) -> ChatResult:
+        reserved = self.endpoint.cost(request.estimated_prompt_tokens(), request.max_tokens or _DEFAULT_MAX_TOKENS)
+        if self._budget is not None and not await self._budget.reserve(reserved):
+            raise BudgetExhaustedError(f"the sweep's budget cannot cover another call to {self.name!r} "
+                                       f"(up to ${reserved:.4f}); raise budget_usd and re-run to continue")
+        spent = 0.0
+        try:
+            result = await self._with_retries(request)
+            spent = result.cost_usd
+            return result
+        finally:
+            if self._budget is not None:
+                await self._budget.settle(reserved, spent)
+
+    async def _with_retries(self, request: ChatRequest) -> ChatResult:
+        endpoint = self.endpoint
+        key = endpoint.api_key(self.name)
+        headers = {"Content-Type": "application/json"}
+        if key:
+            headers["Authorization"] = f"Bearer {key}"
+        limits = _limits(self.name, endpoint)
+        timeout = httpx.Timeout(endpoint.timeout_s, connect=min(10.0, endpoint.timeout_s))
+        last = ""
+        for attempt in range(1, endpoint.max_attempts + 1):
+            await limits.pace()
+            async with limits.slots:
+                started = time.monotonic()
+                try:
+                    async with httpx.AsyncClient(timeout=timeout, headers=headers) as http:
+                        result = await asyncio.wait_for(self._attempt(http, request),
+                                                        endpoint.timeout_s * 4 if endpoint.stream else None)
+                    return result.model_copy(update={"latency_s": round(time.monotonic() - started, 3),
+                                                     "attempts": attempt})
+                except _Retry as exc:
+                    last, after = str(exc), exc.after_s
+                except (httpx.TransportError, TimeoutError) as exc:
+                    last, after = f"{type(exc).__name__}: {exc}".rstrip(": "), None
+            if attempt < endpoint.max_attempts:
+                pause = after if after is not None else random.uniform(0, min(60.0, endpoint.backoff_s * 2**attempt))
+                await asyncio.sleep(min(pause, 120.0))
+        raise ModelUnavailableError(f"endpoint {self.name!r} ({endpoint.base_url}) did not answer after "
+                                    f"{endpoint.max_attempts} attempts; last: {last[:300]}")
+
+    async def _attempt(self, http: httpx.AsyncClient, request: ChatRequest) -> ChatResult:
+        url = f"{self.endpoint.base_url.rstrip('/')}/chat/completions"
+        body = request.body(stream=self.endpoint.stream)
+        async with http.stream("POST", url, json=body) as response:
+            if response.status_code != 200:
+                text = (await response.aread()).decode(errors="replace")
+                self._refuse_or_retry(response, text)
+            if self.endpoint.stream and response.headers.get("content-type", "").startswith("text/event-stream"):
+                return await self._read_stream(response, request)
+            raw = await response.aread()
+        try:
+            data = json.loads(raw)
+            choice = data["choices"][0]
+            message = choice.get("message") or {}
+            return self._result(request, content=message.get("content") or "", refusal=message.get("refusal"),
+                                finish=choice.get("finish_reason") or "stop", model=data.get("model") or request.model,
+                                usage=data.get("usage"))
+        except (ValueError, KeyError, IndexError, TypeError) as exc:
+            raise _Retry(f"the endpoint answered a body that is not a chat completion ({exc!r})") from exc
+
+    def _refuse_or_retry(self, response: httpx.Response, text: str) -> None:
+        status = response.status_code
+        message = _server_message(text)
+        if status in _RETRY_STATUS:
+            raise _Retry(f"HTTP {status}: {message}", _retry_after(response))
+        hint = {401: f" (check the key in ${self.endpoint.api_key_env})" if self.endpoint.api_key_env else
+                " (the endpoint wants an API key: set api_key_env)",
+                403: " (the key may not use this model)", 404: " (check base_url and the model id)"}.get(status, "")
+        raise ModelRequestError(f"endpoint {self.name!r} refused the request: HTTP {status}: {message}{hint}")
+
+    async def _read_stream(self, response: httpx.Response, request: ChatRequest) -> ChatResult:
+        parts: list[str] = []
+        refusal: list[str] = []
+        finish: str | None = None
+        model = request.model
+        usage: dict[str, Any] | None = None
+        done = False
+        async for line in response.aiter_lines():
+            if not line.startswith("data:"):
+                continue
+            payload = line[5:].strip()
+            if payload == "[DONE]":
+                done = True
+                break
+            try:
+                chunk = json.loads(payload)
+            except ValueError as exc:
+                raise _Retry(f"a streamed chunk is not JSON: {payload[:120]!r}") from exc
+            if "error" in chunk:
+                raise _Retry(f"the stream reported an error: {_server_message(json.dumps(chunk))}")
+            model = chunk.get("model") or model
+            usage = chunk.get("usage") or usage
+            for choice in chunk.get("choices") or []:
+                delta = choice.get("delta") or {}
+                if delta.get("content"):
+                    parts.append(delta["content"])
+                if delta.get("refusal"):
+                    refusal.append(delta["refusal"])
+                finish = choice.get("finish_reason") or finish
+        if not done and finish is None:
+            raise _Retry("the stream ended before the completion did (connection cut?)")
+        return self._result(request, content="".join(parts), refusal="".join(refusal) or None,
+                            finish=finish or "stop", model=model, usage=usage)
+
+    def _result(self, request: ChatRequest, *, content: str, refusal: str | None, finish: str, model: str,
+                usage: dict[str, Any] | None) -> ChatResult:
+        estimated = not usage or "prompt_tokens" not in usage
+        prompt = int(usage["prompt_tokens"]) if not estimated and usage else request.estimated_prompt_tokens()
+        completion = int((usage or {}).get("completion_tokens") or 0) if not estimated else len(content) // 3 + 1
+        return ChatResult(content=content, finish_reason=finish, refusal=refusal, model=model, prompt_tokens=prompt,
+                          completion_tokens=completion, usage_estimated=estimated,
+                          cost_usd=round(self.endpoint.cost(prompt, completion), 8), latency_s=0.0, attempts=1)
+
+
+def _retry_after(response: httpx.Response) -> float | None:
+    value = response.headers.get("retry-after")
+    if value is None:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        return None  # an HTTP date: fall back to our own backoff
+
+
+def _server_message(text: str) -> str:
+    try:
+        data = json.loads(text)
+        error = data.get("error", data) if isinstance(data, dict) else data
+        message = error.get("message") if isinstance(error, dict) else error
+        return str(message or text)[:300]
+    except ValueError:
+        return text.strip()[:300] or "(empty body)"
+
+
+@dataclass
+class ModelAccess:
+    """What one run may call: the sweep's endpoints, the shared cache and budget, and the run's meter."""
+
+    endpoints: dict[str, Endpoint] = field(default_factory=dict)
+    cache: ResponseCache | None = None
+    budget: Budget | None = None
+    meter: UsageMeter = field(default_factory=UsageMeter)
+
+    def client(self, endpoint: str, *, role: str) -> ChatClient:
+        """A client of endpoint ``endpoint`` whose calls are counted under ``role``."""
+        if endpoint not in self.endpoints:
+            known = ", ".join(sorted(self.endpoints)) or "none"
+            raise ConfigError(f"no endpoint {endpoint!r} in the sweep's endpoints (known: {known}); add it under "
+                              "`endpoints:`")
+        return ChatClient(endpoint, self.endpoints[endpoint], cache=self.cache, budget=self.budget,
+                          meter=self.meter, role=role)
+
+    def for_run(self) -> ModelAccess:
+        """The same access with a fresh meter, for one run's accounting."""
+        return ModelAccess(endpoints=self.endpoints, cache=self.cache, budget=self.budget)

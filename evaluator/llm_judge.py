@@ -1,0 +1,441 @@
+"""The LLM judge: Cookie-Frame's Static Perception audit, then Dynamic Scoring, on a frozen bundle.
+
+Two calls to a judge model on any OpenAI-compatible endpoint, both at temperature 0 with JSON-schema
+structured output:
+
+1. **Static audit** — the brief, the source, the first screenshots, the console and dev-server logs
+   → an initial functional and aesthetic assessment and the code-level problems it is sure of;
+2. **Dynamic scoring** — the same plus the static audit, keyframes of the interaction video chosen
+   by scene change (with their times), the action trace and the agent's summary → a baseline per
+   dimension and every problem, each with a category, a severity and its evidence.
+
+The model reads and classifies; evalgrid does the arithmetic (``rubrics/llm-judge-v1.yaml``): each
+severity maps to a fixed deduction, each category is capped, and the score is the baseline minus
+the deductions. An answer that is not valid JSON, breaks the schema, cites evidence that does not
+exist or was cut off gets one repair request; a second failure, or a refusal, is a
+:class:`~evaluator.errors.JudgeOutputError`. Everything from the app reaches the model redacted
+and fenced (:mod:`evaluator.injection`); a run whose app addressed the evaluator is flagged.
+"""
+
+from __future__ import annotations
+
+import base64
+import functools
+import json
+import re
+from importlib import resources
+from typing import Any, Literal, TypeVar
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from evaluator.chat import ChatClient, ChatRequest, ChatResult, ModelAccess
+from evaluator.errors import ConfigError, JudgeOutputError
+from evaluator.evidence import EvidenceBundle
+from evaluator.injection import Finding, fence, redact
+from evaluator.judges import judges
+from evaluator.keyframes import keyframes
+from evaluator.keys import sha256_bytes
+from evaluator.models import (
+    CriterionReason,
+    Dimension,
+    EvidenceRef,
+    FailureAttribution,
+    JudgeInfo,
+    Query,
+    Severity,
+    Verdict,
+)
+
+RUBRIC = "llm-judge-v1"
+_PROMPTS = ("judge-static-v1", "judge-dynamic-v1")
+_SOURCE_EXTENSIONS = (".html", ".htm", ".js", ".mjs", ".jsx", ".ts", ".tsx", ".css", ".json", ".vue", ".svg", ".md")
+INJECTION_FLAG = "prompt_injection"
+"""Flag on a verdict whose app (source, page, logs or the agent's notes) addressed the evaluator."""
+
+
+@functools.cache
+def _text(kind: str, name: str) -> str:
+    path = resources.files("evaluator").joinpath(f"{kind}/{name}")
+    if not path.is_file():
+        raise ConfigError(f"no {kind[:-1]} {name!r} in evalgrid's package data")
+    return path.read_text(encoding="utf-8")
+
+
+@functools.cache
+def load_rubric() -> dict[str, Any]:
+    """The LLM judge's scoring table."""
+    rubric: dict[str, Any] = yaml.safe_load(_text("rubrics", f"{RUBRIC}.yaml"))
+    return rubric
+
+
+class _Problem(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    category: str
+    dimension: Literal["functional", "aesthetic"]
+    severity: Literal["critical", "major", "minor"]
+    description: str
+    step: int | None = None
+    video_time_s: float | None = None
+    file: str | None = None
+
+
+class _StaticAudit(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    functional_assessment: str
+    aesthetic_assessment: str
+    code_problems: list[_Problem] = Field(default_factory=list)
+
+
+class _Findings(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    functional_base: float
+    functional_reason: str
+    aesthetic_base: float
+    aesthetic_bonus: float = 0.0
+    aesthetic_reason: str
+    problems: list[_Problem] = Field(default_factory=list)
+
+
+def _problem_schema(rubric: dict[str, Any], *, with_times: bool) -> dict[str, Any]:
+    categories = sorted({*rubric["functional"]["categories"], *rubric["aesthetic"]["categories"]})
+    properties: dict[str, Any] = {
+        "category": {"type": "string", "enum": categories},
+        "dimension": {"type": "string", "enum": ["functional", "aesthetic"]},
+        "severity": {"type": "string", "enum": ["critical", "major", "minor"]},
+        "description": {"type": "string", "maxLength": 300},
+        "file": {"anyOf": [{"type": "string", "maxLength": 200}, {"type": "null"}]},
+    }
+    if with_times:
+        properties["step"] = {"anyOf": [{"type": "integer"}, {"type": "null"}]}
+        properties["video_time_s"] = {"anyOf": [{"type": "number"}, {"type": "null"}]}
+    return {"type": "object", "properties": properties, "required": list(properties), "additionalProperties": False}
+
+
+def static_schema() -> dict[str, Any]:
+    """JSON schema of the static audit's answer."""
+    rubric = load_rubric()
+    return {"type": "object", "additionalProperties": False,
+            "required": ["functional_assessment", "aesthetic_assessment", "code_problems"],
+            "properties": {
+                "functional_assessment": {"type": "string", "maxLength": 1200},
+                "aesthetic_assessment": {"type": "string", "maxLength": 800},
+                "code_problems": {"type": "array", "maxItems": 12,
+                                  "items": _problem_schema(rubric, with_times=False)}}}
+
+
+def dynamic_schema() -> dict[str, Any]:
+    """JSON schema of the dynamic scoring's answer."""
+    rubric = load_rubric()
+    functional = [float(b) for b in rubric["functional"]["baselines"]]
+    aesthetic = [float(b) for b in rubric["aesthetic"]["baselines"]]
+    return {"type": "object", "additionalProperties": False,
+            "required": ["functional_base", "functional_reason", "aesthetic_base", "aesthetic_bonus",
+                         "aesthetic_reason", "problems"],
+            "properties": {
+                "functional_base": {"type": "number", "enum": functional},
+                "functional_reason": {"type": "string", "maxLength": 1200},
+                "aesthetic_base": {"type": "number", "enum": aesthetic},
+                "aesthetic_bonus": {"type": "number", "enum": [float(b) for b in rubric["aesthetic"]["bonuses"]]},
+                "aesthetic_reason": {"type": "string", "maxLength": 1000},
+                "problems": {"type": "array", "maxItems": 16, "items": _problem_schema(rubric, with_times=True)}}}
+
+
+_AnswerT = TypeVar("_AnswerT", _StaticAudit, _Findings)
+
+
+class LLMJudge:
+    """Cookie-Frame's two-phase judge on an OpenAI-compatible endpoint (see the module docstring)."""
+
+    def __init__(self, *, endpoint: str, model: str, temperature: float = 0.0, max_tokens: int = 3000,
+                 keyframes: int = 8, images: bool = True, structured: bool = True, source_chars: int = 60_000,
+                 seed: int = 0) -> None:
+        if not 0 <= keyframes <= 32:
+            raise ConfigError("llm judge: keyframes must be between 0 and 32")
+        self.endpoint, self.model = endpoint, model
+        self._temperature, self._max_tokens = float(temperature), int(max_tokens)
+        self._keyframes, self._images, self._structured = int(keyframes), bool(images), bool(structured)
+        self._source_chars, self._seed = int(source_chars), int(seed)
+        texts = "\n".join(_text("prompts", f"{p}.md") for p in _PROMPTS) + _text("rubrics", f"{RUBRIC}.yaml")
+        digest = sha256_bytes(texts.encode())[:12]
+        self._version = (f"{RUBRIC}@{digest}:{model}:t={self._temperature}:k={self._keyframes}:"
+                         f"img={int(self._images)}:src={self._source_chars}:seed={self._seed}")
+
+    @property
+    def version(self) -> str:
+        """Prompts and rubric (by hash), model id and decoding: what shapes the verdicts."""
+        return self._version
+
+    async def __call__(self, bundle: EvidenceBundle, *, verdict_key: str, models: ModelAccess | None = None
+                       ) -> Verdict:
+        """The verdict on ``bundle`` (two model calls; see the module docstring)."""
+        if models is None:
+            raise ConfigError("the llm judge needs model endpoints: run it from a sweep with `endpoints:`")
+        client = models.client(self.endpoint, role="judge")
+        evidence = _Evidence(bundle, source_chars=self._source_chars, images=self._images,
+                             keyframes=self._keyframes)
+        static_answer, static_result = await self._ask(
+            client, "static_audit", static_schema(), _StaticAudit,
+            [{"role": "system", "content": _text("prompts", "judge-static-v1.md")},
+             {"role": "user", "content": evidence.static_content()}], evidence)
+        findings, result = await self._ask(
+            client, "dynamic_scoring", dynamic_schema(), _Findings,
+            [{"role": "system", "content": _text("prompts", "judge-dynamic-v1.md")},
+             {"role": "user", "content": evidence.dynamic_content(static_answer)}], evidence)
+        return _verdict(bundle, verdict_key, self._version, findings, static_answer,
+                        result.model or static_result.model, evidence.findings)
+
+    async def _ask(self, client: ChatClient, name: str, schema: dict[str, Any], parse: type[_AnswerT],
+                   messages: list[dict[str, Any]], evidence: _Evidence) -> tuple[_AnswerT, ChatResult]:
+        """One structured answer, with one repair attempt."""
+        response_format = ({"type": "json_schema", "json_schema": {"name": name, "schema": schema, "strict": True}}
+                           if self._structured else {"type": "json_object"})
+        request = ChatRequest(model=self.model, messages=messages, temperature=self._temperature,
+                              max_tokens=self._max_tokens, response_format=response_format, seed=self._seed)
+        result = await client.complete(request)
+        answer, problem = _parse(result, parse, evidence)
+        if answer is not None:
+            return answer, result
+        if result.refusal:
+            raise JudgeOutputError("refused", f"the judge model refused ({name}): {result.refusal[:300]}")
+        repair = [*messages, {"role": "assistant", "content": result.content[:20_000]},
+                  {"role": "user", "content": f"Your answer cannot be used: {problem}. Answer again with only the "
+                                              "JSON object the schema describes; keep every text field short."}]
+        retry = await client.complete(request.model_copy(update={"messages": repair,
+                                                                 "max_tokens": int(self._max_tokens * 1.5)}))
+        answer, second = _parse(retry, parse, evidence)
+        if answer is not None:
+            return answer, retry
+        if retry.refusal:
+            raise JudgeOutputError("refused", f"the judge model refused ({name}): {retry.refusal[:300]}")
+        raise JudgeOutputError("invalid", f"the judge model's {name} answer was unusable twice: {problem}; "
+                                          f"after the repair request: {second}")
+
+
+judges.register("llm")(LLMJudge)
+
+
+def _parse(result: ChatResult, parse: type[_AnswerT], evidence: _Evidence) -> tuple[_AnswerT | None, str]:
+    """The validated answer, or ``None`` and why not."""
+    if result.refusal:
+        return None, "the model refused"
+    if result.finish_reason == "length":
+        return None, "the answer was cut off at the token limit (it is too long)"
+    text = result.content.strip()
+    fenced = re.fullmatch(r"```(?:json)?\s*(.*?)\s*```", text, re.DOTALL)
+    if fenced:
+        text = fenced.group(1)
+    try:
+        answer = parse.model_validate(json.loads(text))
+    except (ValueError, ValidationError) as exc:
+        return None, f"it is not valid JSON for the schema ({str(exc).splitlines()[0][:300]})"
+    if isinstance(answer, _StaticAudit):
+        wrong = [why for p in answer.code_problems if (why := evidence.check(p))]
+    elif isinstance(answer, _Findings):
+        wrong = [why for p in answer.problems if (why := evidence.check(p))] + evidence.check_bases(answer)
+    else:
+        wrong = []
+    if wrong:
+        return None, "; ".join(wrong[:5])
+    return answer, ""
+
+
+class _Evidence:
+    """The bundle as the judge model sees it: redacted, fenced, with images and keyframes."""
+
+    def __init__(self, bundle: EvidenceBundle, *, source_chars: int, images: bool, keyframes: int) -> None:
+        self.bundle = bundle
+        self.rubric = load_rubric()
+        self.findings: list[Finding] = []
+        self.query = Query.model_validate(bundle.json("query.json"))
+        self._images = images
+        self._files = {entry.path for entry in bundle.manifest.files}
+        self._source = self._read_source(source_chars)
+        self._trace: list[dict[str, Any]] = bundle.json("interaction/trace.json") if bundle.has(
+            "interaction/trace.json") else []
+        result = bundle.json("interaction/result.json") if bundle.has("interaction/result.json") else {}
+        self._video_s = float(result.get("video_duration_s") or 0.0)
+        self._keyframes = keyframes
+        self._stills = None if not images or not keyframes or not bundle.has("interaction/video.mp4") else \
+            _stills(bundle, keyframes)
+
+    def _clean(self, text: str, source: str) -> str:
+        cleaned, found = redact(text, source)
+        self.findings += found
+        return cleaned
+
+    def _read_source(self, limit: int) -> str:
+        parts, used = [], 0
+        for path in sorted(p for p in self._files if p.startswith("source/") and p.endswith(_SOURCE_EXTENSIONS)):
+            text = self.bundle.text(path)
+            room = max(0, limit - used)
+            if room == 0:
+                parts.append(fence(path, "(left out: the source is longer than the judge's limit)"))
+                continue
+            clipped = text[:room] + ("\n… (cut here: the source is longer than the judge's limit)"
+                                     if len(text) > room else "")
+            used += len(clipped)
+            parts.append(fence(path, self._clean(clipped, path)))
+        return "\n\n".join(parts) or "(no source files)"
+
+    def _logs(self) -> str:
+        console = self.bundle.json("console.json") if self.bundle.has("console.json") else []
+        important = [e for e in console if e.get("class") in ("uncaught", "error")][:30]
+        noise = len(console) - len(important)
+        lines = [f"[{e.get('phase')}] {e.get('class')}: {str(e.get('text'))[:300]}"
+                 + (f" (video {e['video_time_s']} s)" if e.get("video_time_s") is not None else "") for e in important]
+        lines.append(f"({noise} other console entries classified as noise: warnings, fonts, favicon, blocked hosts)")
+        server = self.bundle.text("server.log")[-3000:] if self.bundle.has("server.log") else ""
+        return (fence("console.json", self._clean("\n".join(lines), "console"))
+                + "\n\n" + fence("server.log", self._clean(server, "server.log")))
+
+    def _image(self, path: str, label: str) -> list[dict[str, Any]]:
+        if not self._images or not self.bundle.has(path):
+            return [{"type": "text", "text": f"({label}: no image)"}]
+        kind = "png" if path.endswith(".png") else "jpeg"
+        data = base64.b64encode((self.bundle.root / path).read_bytes()).decode()
+        return [{"type": "text", "text": f"{label}:"},
+                {"type": "image_url", "image_url": {"url": f"data:image/{kind};base64,{data}"}}]
+
+    def _brief(self) -> str:
+        q = self.query
+        checklist = "\n".join(f"- {item}" for item in q.checklist)
+        return (f"The user's brief (language {q.language}, {q.kind.value.replace('_', ' ')}, difficulty "
+                f"{q.difficulty.value}):\n" + fence("brief", q.brief + (f"\n\nRequirements:\n{checklist}" if checklist
+                                                                        else "")))
+
+    def _categories(self) -> str:
+        lines = []
+        for dim in ("functional", "aesthetic"):
+            for name, info in self.rubric[dim]["categories"].items():
+                lines.append(f"- {name} ({dim}, usually {info['default_severity']}): {info['meaning']}")
+        return "Problem categories:\n" + "\n".join(lines)
+
+    def static_content(self) -> list[dict[str, Any]]:
+        """The static audit's user message."""
+        text = "\n\n".join([self._brief(), "The application's source code:", self._source,
+                            "Browser console and dev-server output:", self._logs(), self._categories()])
+        return [{"type": "text", "text": text},
+                *self._image("static/desktop-viewport.png", "First screenshot, desktop 1280x800"),
+                *self._image("static/mobile-viewport.png", "First screenshot, mobile 390x844")]
+
+    def dynamic_content(self, audit: _StaticAudit) -> list[dict[str, Any]]:
+        """The dynamic scoring's user message."""
+        rubric = self.rubric
+        bases = "\n".join(f"- functional {b}: {m}" for b, m in rubric["functional"]["baselines"].items())
+        bases += "\n" + "\n".join(f"- aesthetic {b}: {m}" for b, m in rubric["aesthetic"]["baselines"].items())
+        summary = self.bundle.json("agent_summary.json") if self.bundle.has("agent_summary.json") else {}
+        trace_lines = []
+        for step in self._trace[:60]:
+            target = step.get("target") or {}
+            what = (target.get("label") or target.get("selector") or "")[:80]
+            result = step.get("result") or {}
+            trace_lines.append(
+                f"step {step['step']} at {step.get('action_start_s')} s: {step['action']['kind']} {what!r}"
+                + (f" typing {step['action'].get('text')!r}" if step["action"].get("text") else "")
+                + f" -> {result.get('status')}" + (f" ({result.get('detail')})" if result.get("detail") else "")
+                + (f"; errors: {list(result.get('errors') or [])[:2]}" if result.get("errors") else ""))
+        content: list[dict[str, Any]] = [{"type": "text", "text": "\n\n".join([
+            self._brief(), "The application's source code:", self._source,
+            "The static audit (written before the application was used):",
+            fence("static audit", audit.model_dump_json(indent=1)),
+            "Browser console and dev-server output:", self._logs(),
+            f"The agent's actions ({len(self._trace)} steps; times are on the recording's clock, "
+            f"{self._video_s:.1f} s long):",
+            fence("trace", self._clean("\n".join(trace_lines) or "(no steps)", "trace")),
+            "The agent's summary:", fence("agent summary", self._clean(json.dumps(summary, ensure_ascii=False,
+                                                                                  indent=1), "agent summary")),
+            "Baselines:\n" + bases, self._categories(),
+        ])}]
+        content += self._image("static/desktop-viewport.png", "First screenshot, desktop")
+        for time_s, data in self._stills or []:
+            content += [{"type": "text", "text": f"Recording at {time_s:.2f} s:"},
+                        {"type": "image_url", "image_url": {"url": f"data:image/jpeg;base64,{data}"}}]
+        if self._stills is None:
+            content.append({"type": "text", "text": "(no keyframes of the recording are available)"})
+        return content
+
+    def check(self, problem: _Problem) -> str:
+        """Why a problem cannot be used, or ``""``."""
+        categories = self.rubric[problem.dimension]["categories"]
+        if problem.category not in categories:
+            return f"category {problem.category!r} is not a {problem.dimension} category"
+        if problem.step is None and problem.video_time_s is None and not problem.file:
+            return f"problem {problem.description[:60]!r} cites no step, time or file"
+        if problem.step is not None and not any(s["step"] == problem.step for s in self._trace):
+            return f"step {problem.step} does not exist (steps: 0-{len(self._trace) - 1})"
+        if problem.video_time_s is not None and not 0 <= problem.video_time_s <= self._video_s + 0.5:
+            return f"time {problem.video_time_s} s is outside the {self._video_s:.1f} s recording"
+        if problem.file and problem.file not in self._files and f"source/{problem.file}" not in self._files:
+            return f"file {problem.file!r} is not in the evidence"
+        return ""
+
+    def check_bases(self, findings: _Findings) -> list[str]:
+        """Why the baselines cannot be used."""
+        rubric, wrong = self.rubric, []
+        if findings.functional_base not in {float(b) for b in rubric["functional"]["baselines"]}:
+            wrong.append(f"functional_base {findings.functional_base} is not one of the baselines")
+        if findings.aesthetic_base not in {float(b) for b in rubric["aesthetic"]["baselines"]}:
+            wrong.append(f"aesthetic_base {findings.aesthetic_base} is not one of the baselines")
+        if findings.aesthetic_bonus not in {float(b) for b in rubric["aesthetic"]["bonuses"]}:
+            wrong.append(f"aesthetic_bonus {findings.aesthetic_bonus} is not one of the allowed bonuses")
+        return wrong
+
+
+def _stills(bundle: EvidenceBundle, limit: int) -> list[tuple[float, str]]:
+    return [(frame.time_s, base64.b64encode(frame.jpeg).decode())
+            for frame in keyframes(bundle.root / "interaction/video.mp4", limit=limit) if frame.jpeg]
+
+
+def _verdict(bundle: EvidenceBundle, verdict_key: str, version: str, findings: _Findings, audit: _StaticAudit,
+             model: str, injection: list[Finding]) -> Verdict:
+    rubric = load_rubric()
+    deductions = rubric["severity_deductions"]
+    attributions: list[FailureAttribution] = []
+    taken: dict[tuple[str, str], float] = {}
+    for problem in findings.problems:
+        cap = rubric[problem.dimension]["categories"][problem.category]["cap"]
+        already = taken.get((problem.dimension, problem.category), 0.0)
+        amount = max(0.0, min(float(deductions[problem.severity]), cap - already))
+        taken[(problem.dimension, problem.category)] = already + amount
+        file = problem.file if not problem.file or problem.file in {e.path for e in bundle.manifest.files} \
+            else f"source/{problem.file}"
+        attributions.append(FailureAttribution(
+            category=problem.category, dimension=Dimension(problem.dimension), severity=Severity(problem.severity),
+            deduction=amount, description=problem.description[:300],
+            evidence=[EvidenceRef(step=problem.step, video_time_s=problem.video_time_s, file=file)]))
+
+    def score(dimension: str, start: float) -> tuple[float, str]:
+        parts = [a for a in attributions if a.dimension.value == dimension]
+        total = sum(a.deduction for a in parts)
+        value = round(min(8.0, max(0.0, start - total)), 2)
+        arithmetic = " ".join(f"- {a.deduction:g} ({a.category}, {a.severity.value})" for a in parts)
+        return value, f"Calculation: {start:g} {arithmetic} = {value:g}." if parts else f"Calculation: {start:g}."
+
+    functional, f_math = score("functional", findings.functional_base)
+    aesthetic, a_math = score("aesthetic", findings.aesthetic_base + findings.aesthetic_bonus)
+    flags = [INJECTION_FLAG] if injection else []
+    criteria = [
+        CriterionReason(criterion="static_audit", dimension=Dimension.FUNCTIONAL,
+                        reason=audit.functional_assessment[:1200]),
+        CriterionReason(criterion="static_audit", dimension=Dimension.AESTHETIC,
+                        reason=audit.aesthetic_assessment[:800]),
+    ]
+    if injection:
+        criteria.append(CriterionReason(
+            criterion=INJECTION_FLAG, dimension=Dimension.FUNCTIONAL,
+            reason=f"{len(injection)} passage(s) addressed the evaluator and were removed before judging, e.g. "
+                   f"{injection[0].excerpt[:160]!r} ({injection[0].source})"))
+    return Verdict(
+        verdict_key=verdict_key, evidence_key=bundle.manifest.evidence_key,
+        judge=JudgeInfo(name="llm", kind="llm", rubric_version=version, model_id=model),
+        functional=functional, aesthetic=aesthetic,
+        functional_reason=f"Baseline {findings.functional_base:g}: {findings.functional_reason} {f_math}",
+        aesthetic_reason=f"Baseline {findings.aesthetic_base:g} + bonus {findings.aesthetic_bonus:g}: "
+                         f"{findings.aesthetic_reason} {a_math}",
+        criteria=criteria, attributions=attributions, flags=flags,
+        label=f"{rubric['label']} · {model}",
+    )
