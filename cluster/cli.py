@@ -325,12 +325,20 @@ def _cmd_run(args: argparse.Namespace, console: Console) -> int:
     (run_dir / "leaderboard.md").write_text(leaderboard_markdown(board), encoding="utf-8")
     if store:
         remote = RunStore(S3Store(store))
-        for name in ("results.jsonl", "leaderboard.json", "leaderboard.md"):
+        for name in ("results.jsonl", "leaderboard.json", "leaderboard.md", "deferred.json"):
             remote.put_file(name, run_dir / name)
     _stdout().print(leaderboard_table(board))
     rate = result.executed / result.seconds if result.seconds else 0.0
     console.print(f"{result.executed} runs executed, {result.skipped} skipped, in {result.seconds:.1f} s "
                   f"({rate * 60:.1f} runs/min). Results: {where}/results.jsonl", highlight=False)
+    if result.spent_usd is not None:
+        console.print(f"model spending: ${result.spent_usd:.4f} of the ${sweep.spec.budget_usd:.2f} budget",
+                      highlight=False)
+    if result.deferred:
+        console.print(f"[yellow]budget reached: {len(result.deferred)} run(s) were not finished and are listed in "
+                      f"{run_dir / 'deferred.json'}; raise budget_usd in the sweep file and re-run the same command "
+                      "to continue.[/]", highlight=False)
+        return 3
     return 0
 
 

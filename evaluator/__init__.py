@@ -5,6 +5,7 @@ judge's functional and aesthetic verdicts on the evidence. ``evaluator`` never i
 """
 
 from evaluator import heuristic as _heuristic  # noqa: F401 - registers the embedded default judge
+from evaluator import llm_agent as _llm_agent  # noqa: F401 - registers the LLM agent policy
 from evaluator import llm_judge as _llm_judge  # noqa: F401 - registers the LLM judge
 from evaluator.collect import collect_evidence
 from evaluator.errors import (

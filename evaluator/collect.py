@@ -90,7 +90,7 @@ async def collect_evidence(
                     await recorder.start()
                     interaction = Interaction(
                         page=page, app_url=url, writer=writer, recorder=recorder, freezer=freezer, log=log,
-                        policy=policies.create(agent.policy, config=agent, models=models), config=agent,
+                        policy=policies.create(agent.policy, config=agent, models=models, query=query), config=agent,
                     )
                     await freezer.start()
                     async with CrashWatch(page) as watch:

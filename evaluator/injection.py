@@ -27,10 +27,11 @@ _PATTERNS = [
     # "ignore/disregard all previous instructions"
     r"\b(?:ignore|disregard|forget|override)\b[^.\n]{0,40}\b(?:previous|prior|above|earlier|all|your|system)\b"
     r"[^.\n]{0,20}\b(?:instructions?|prompts?|rules|guidelines|directions)\b",
-    # "give/award ... full marks / a perfect score / 8.0"
-    r"\b(?:give|award|assign|grant|rate|score|mark)\b[^.\n]{0,60}\b(?:full|maximum|max|perfect|highest|top|"
-    r"flawless)\s+(?:marks?|scores?|points|ratings?|grades?)\b",
-    r"\b(?:score|rate|grade)\b[^.\n]{0,30}\b(?:8(?:\.0)?\s*/\s*8|10\s*/\s*10|100\s*/\s*100|8\.0)\b",
+    # "give/award ... full marks / a perfect score", "score this app 8/8"
+    r"\b(?:give|award|assign|grant)\b[^.\n]{0,60}\b(?:full|maximum|max|perfect|highest|top|flawless)\s+"
+    r"(?:marks?|scores?|points|ratings?|grades?)\b",
+    r"\b(?:score|rate|grade|mark)\s+(?:this|the|my|our)\s+(?:app|application|submission|page|website|site|"
+    r"answer|project|code)\b[^.\n]{0,40}\b(?:8(?:\.0)?\s*/\s*8|full|maximum|perfect|highest)",
     # text addressed to the evaluator
     r"\b(?:note|message|instructions?|attention|hint)\s+(?:to|for)\s+(?:the\s+|any\s+)?(?:ai\s+)?" + _EVALUATOR
     + r"s?\b",
@@ -45,7 +46,8 @@ _PATTERNS = [
     r"(?:评委|评审|评分员|评估者|裁判|大模型|AI)[^。\n]{0,6}(?:请|注意|须知)",
 ]
 _FINDER = re.compile("|".join(f"(?:{p})" for p in _PATTERNS), re.IGNORECASE)
-_SENTENCE_END = re.compile(r"[.!?。！？\n]")
+# A sentence ends at . ! ? before a space (not inside "8.0" or "console.log"), or at 。！？ or a line end.
+_SENTENCE_END = re.compile(r"[.!?](?=\s|$)|[。！？\n]")
 _MAX_SPAN = 400
 
 

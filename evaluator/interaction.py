@@ -9,6 +9,7 @@ effect measured; failures come back as observations; the coverage gate refuses a
 from __future__ import annotations
 
 import asyncio
+import base64
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -43,6 +44,8 @@ from evaluator.probes import (
 from evaluator.screencast import ScreenRecorder
 
 _MAX_GATE_REFUSALS = 2
+_MAX_REFRESHES = 2  # Cookie-Frame: a garbled page may be refreshed twice, then it is what it is
+_VIEWPORTS = {"desktop": {"width": 1280, "height": 800}, "mobile": {"width": 390, "height": 844}}
 # Step screenshots are compared for change and kept as evidence: JPEG keeps both cheap.
 _SHOT: dict[str, Any] = {"type": "jpeg", "quality": 70}
 _ACTION_TIMEOUT_MS = 3000
@@ -93,6 +96,8 @@ class Interaction:
                                  typing_delay_ms=config.typing_delay_ms)
         self._salient: set[str] = set()
         self._exercised: set[str] = set()
+        self._refreshes = 0
+        self._viewport = "desktop"
         self.trace: list[StepRecord] = []
 
     async def run(self) -> InteractionOutcome:
@@ -152,7 +157,7 @@ class Interaction:
             last_action=last[0] if last else None, last_result=last[1] if last else None,
             coverage=Coverage(salient=len(self._salient), exercised=len(self._exercised & self._salient),
                               remaining=remaining),
-            notes=notes,
+            notes=notes, viewport=self._viewport, image=base64.b64encode(shot).decode(),
         )
 
     def _measure(self, pending: _Pending, state: str, shot: bytes) -> ActionResult:
@@ -202,7 +207,7 @@ class Interaction:
 
     async def _perform(self, action: Action, target: ElementInfo | None, pending: _Pending) -> None:
         page = self._page
-        if action.kind in (ActionKind.CLICK, ActionKind.TYPE, ActionKind.SELECT, ActionKind.HOVER):
+        if action.kind in (ActionKind.CLICK, ActionKind.TYPE, ActionKind.SELECT, ActionKind.HOVER, ActionKind.DRAG):
             if target is None:
                 pending.result = ActionResult(status=ResultStatus.FAILED,
                                               detail=f"no element {action.element} in the observation")
@@ -247,6 +252,8 @@ class Interaction:
             elif action.kind is ActionKind.SELECT:
                 await self._input.click()
                 await locator.select_option(action.text or "", timeout=_ACTION_TIMEOUT_MS)
+            elif action.kind is ActionKind.DRAG:
+                await self._drag(action, pending, x + dx, y + dy)
             return
         pending.pre_state = await state_signature(page)
         pending.pre_shot = await page.screenshot(**_SHOT)
@@ -259,6 +266,42 @@ class Interaction:
             await asyncio.sleep(min(max(action.amount or 1.0, 0.0), 5.0))
         elif action.kind is ActionKind.BACK:
             await page.go_back(timeout=_ACTION_TIMEOUT_MS)
+        elif action.kind is ActionKind.REFRESH:
+            if self._refreshes >= _MAX_REFRESHES:
+                pending.result = ActionResult(status=ResultStatus.FAILED,
+                                              detail=f"the page was already refreshed {_MAX_REFRESHES} times")
+                return
+            self._refreshes += 1
+            await page.reload(wait_until="load", timeout=10_000)
+        elif action.kind is ActionKind.VIEWPORT:
+            wanted = (action.text or "").strip().lower()
+            if wanted not in _VIEWPORTS:
+                pending.result = ActionResult(status=ResultStatus.FAILED,
+                                              detail=f"viewport must be 'mobile' or 'desktop', not {wanted!r}")
+                return
+            self._viewport = wanted
+            await page.set_viewport_size(_VIEWPORTS[wanted])  # type: ignore[arg-type]
+
+    async def _drag(self, action: Action, pending: _Pending, x: float, y: float) -> None:
+        """Press on the element, move like a hand to the drop target (or ``amount`` px right), release."""
+        if action.to_element is not None:
+            elements = pending.observation.elements
+            if not 0 <= action.to_element < len(elements):
+                pending.result = ActionResult(status=ResultStatus.FAILED,
+                                              detail=f"no element {action.to_element} to drop on")
+                return
+            drop = self._page.locator(elements[action.to_element].selector).first
+            box = await drop.bounding_box(timeout=_ACTION_TIMEOUT_MS)
+            if box is None:
+                pending.result = ActionResult(status=ResultStatus.FAILED, detail="the drop target is not visible")
+                return
+            to_x, to_y = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
+        else:
+            to_x, to_y = x + (action.amount if action.amount is not None else 100.0), y
+        await self._page.mouse.down()
+        self._input.last_input_wall = time.time()
+        await self._input.move_to(to_x, to_y)
+        await self._page.mouse.up()
 
     def fallback_summary(self, error: str) -> AgentSummary:
         """Summary of a run the page cut short (crash, hang): what was done before it broke."""

@@ -94,6 +94,11 @@ class ActionKind(StrEnum):
     HOVER = "hover"
     WAIT = "wait"
     BACK = "back"
+    DRAG = "drag"
+    REFRESH = "refresh"
+    """Reload the page (Cookie-Frame: at most twice, for a garbled page)."""
+    VIEWPORT = "viewport"
+    """Switch the page to ``text`` = ``mobile`` (390×844) or ``desktop`` (1280×800)."""
     FINISH = "finish"
 
 
@@ -115,6 +120,8 @@ class Action(_Wire):
     """What to do."""
     element: int | None = None
     """Index of the target element in the observation."""
+    to_element: int | None = None
+    """With ``drag``: the element to drop on."""
     text: str | None = None
     """Text to type, key to press or option to select."""
     amount: float | None = None
@@ -163,6 +170,10 @@ class Observation(_Wire):
     """Exercise coverage of salient controls."""
     notes: list[str] = Field(default_factory=list)
     """Messages from evalgrid (e.g. the coverage gate refused ``finish``)."""
+    viewport: str = "desktop"
+    """``desktop`` or ``mobile``: the page's current size."""
+    image: str | None = Field(default=None, exclude=True)
+    """The screenshot as base64 JPEG, for policies that look (not stored: the file is in the bundle)."""
 
 
 class StepRecord(_Wire):

@@ -13,7 +13,7 @@ from typing import Protocol
 from urllib.parse import urlsplit
 
 from evaluator.chat import ModelAccess
-from evaluator.models import AgentConfig
+from evaluator.models import AgentConfig, Query
 from evaluator.observation import Action, ActionKind, ElementInfo, Observation, ResultStatus
 from evaluator.registry import Registry
 
@@ -27,7 +27,7 @@ class Policy(Protocol):
 
 
 policies: Registry[Policy] = Registry("agent policy")
-"""Registry of agent policies; ``policies.create(name, config=..., models=...)`` builds one for a run."""
+"""Registry of agent policies; ``policies.create(name, config=..., models=..., query=...)`` builds one for a run."""
 
 _STAGNATION_LIMIT = 3
 _MAX_TRIES_PER_CONTROL = 2
@@ -52,7 +52,7 @@ class _Memory:
 
 
 @policies.register("explorer")
-def explorer(*, config: AgentConfig, models: ModelAccess | None = None) -> Policy:
+def explorer(*, config: AgentConfig, models: ModelAccess | None = None, query: Query | None = None) -> Policy:
     """Deterministic explorer: every salient control, in document order, inputs before their buttons.
 
     - anti-loop: an action is repeated only in a new state, at most twice per control, and only
@@ -61,7 +61,7 @@ def explorer(*, config: AgentConfig, models: ModelAccess | None = None) -> Polic
       controls it has never touched;
     - finishes when nothing untried is left (the loop's coverage gate and budget still apply).
     """
-    del config, models  # the explorer needs no options and calls no model; the signature is the registry's contract
+    del config, models, query  # the explorer needs none of them; the signature is the registry's contract
     memory = _Memory()
 
     async def choose(observation: Observation) -> Action:

@@ -1,0 +1,221 @@
+"""The LLM agent: a model chooses each action of the Agent-Driven Interaction from what it sees.
+
+A policy behind the same interface as the deterministic explorer; the interaction loop still owns
+the freeze (the page is frozen while the model deliberates, however long it takes), human-like
+input, measurement, the coverage gate and the step budget. Each turn the model sees the brief,
+the screenshot, the page's text (redacted and fenced: it is data, never instructions), the
+numbered interactive elements, its last action and what that did, and a compact history; it
+answers with one action as JSON (``prompts/agent-v1.md`` is Cookie-Frame's testing protocol). With
+``finish`` it gives Cookie's summary (actions_performed, observations, overall_observation).
+
+Model answers that cannot be used get one repair request; a turn that still fails becomes a short
+wait with a note, and three failed turns in a row end the interaction. A model that cannot be
+reached is an infrastructure failure of the run, not a result about the app.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import re
+from importlib import resources
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from evaluator.chat import ChatClient, ChatRequest, ChatResult, ModelAccess
+from evaluator.errors import ConfigError
+from evaluator.injection import fence, redact
+from evaluator.models import AgentConfig, Query
+from evaluator.observation import Action, ActionKind, AgentSummary, Observation
+from evaluator.policies import Policy, policies
+
+PROMPT = "agent-v1"
+_MAX_ELEMENTS = 80
+_MAX_FAILED_TURNS = 3
+
+
+@functools.cache
+def _prompt() -> str:
+    return resources.files("evaluator").joinpath(f"prompts/{PROMPT}.md").read_text(encoding="utf-8")
+
+
+class _Summary(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    actions_performed: list[str] = Field(max_length=60)
+    observations: list[str] = Field(max_length=60)
+    overall_observation: str
+
+
+_ACTIONS = ("click", "type", "press", "select", "scroll", "hover", "drag", "wait", "back", "refresh", "viewport",
+            "finish")
+
+
+class _Decision(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    thought: str = ""
+    action: str
+    element: int | None = None
+    to_element: int | None = None
+    text: str | None = None
+    amount: float | None = None
+    summary: _Summary | None = None
+
+
+def decision_schema() -> dict[str, Any]:
+    """JSON schema of one turn's answer."""
+    nullable_int = {"anyOf": [{"type": "integer"}, {"type": "null"}]}
+    strings = {"type": "array", "maxItems": 40, "items": {"type": "string", "maxLength": 300}}
+    return {
+        "type": "object", "additionalProperties": False,
+        "required": ["thought", "action", "element", "to_element", "text", "amount", "summary"],
+        "properties": {
+            "thought": {"type": "string", "maxLength": 400},
+            "action": {"type": "string", "enum": list(_ACTIONS)},
+            "element": nullable_int, "to_element": nullable_int,
+            "text": {"anyOf": [{"type": "string", "maxLength": 500}, {"type": "null"}]},
+            "amount": {"anyOf": [{"type": "number"}, {"type": "null"}]},
+            "summary": {"anyOf": [{"type": "null"}, {
+                "type": "object", "additionalProperties": False,
+                "required": ["actions_performed", "observations", "overall_observation"],
+                "properties": {"actions_performed": strings, "observations": strings,
+                               "overall_observation": {"type": "string", "maxLength": 1500}}}]},
+        },
+    }
+
+
+@policies.register("llm")
+def llm_agent(*, config: AgentConfig, models: ModelAccess | None = None, query: Query | None = None) -> Policy:
+    """An agent policy driven by a chat model; ``config.options``: ``endpoint``, ``model``, and optionally
+    ``temperature`` (0), ``max_tokens`` (1200), ``images`` (true), ``history`` (12), ``structured`` (true)."""
+    options = dict(config.options)
+    if models is None:
+        raise ConfigError("the llm agent needs model endpoints: run it from a sweep with `endpoints:`")
+    if "endpoint" not in options or "model" not in options:
+        raise ConfigError("the llm agent needs agent.options.endpoint and agent.options.model")
+    client = models.client(str(options["endpoint"]), role="agent")
+    return _LLMAgent(client, brief=query.brief if query else "", model=str(options["model"]),
+                     max_steps=config.max_steps, temperature=float(options.get("temperature", 0.0)),
+                     max_tokens=int(options.get("max_tokens", 1200)), images=bool(options.get("images", True)),
+                     history=int(options.get("history", 12)), structured=bool(options.get("structured", True)),
+                     seed=config.seed)
+
+
+class _LLMAgent:
+    def __init__(self, client: ChatClient, *, brief: str, model: str, max_steps: int, temperature: float,
+                 max_tokens: int, images: bool, history: int, structured: bool, seed: int) -> None:
+        self._client = client
+        self._brief = brief
+        self._model, self._max_steps = model, max_steps
+        self._temperature, self._max_tokens = temperature, max_tokens
+        self._images, self._history_size, self._structured, self._seed = images, history, structured, seed
+        self._history: list[str] = []
+        self._failed_turns = 0
+
+    async def __call__(self, observation: Observation) -> Action:
+        if observation.last_action is not None and observation.last_result is not None:
+            self._remember(observation)
+        messages: list[dict[str, Any]] = [
+            {"role": "system", "content": _prompt().replace("{max_steps}", str(self._max_steps))},
+            {"role": "user", "content": self._content(observation)}]
+        format_ = ({"type": "json_schema", "json_schema": {"name": "agent_action", "schema": decision_schema(),
+                                                            "strict": True}}
+                   if self._structured else {"type": "json_object"})
+        request = ChatRequest(model=self._model, messages=messages, temperature=self._temperature,
+                              max_tokens=self._max_tokens, response_format=format_, seed=self._seed)
+        result = await self._client.complete(request)
+        decision, problem = _parse(result, observation)
+        if decision is None and not result.refusal:
+            repair = [*messages, {"role": "assistant", "content": result.content[:4000]},
+                      {"role": "user", "content": f"That answer cannot be used: {problem}. Answer again with only "
+                                                  "the JSON object the schema describes."}]
+            result = await self._client.complete(request.model_copy(update={"messages": repair}))
+            decision, problem = _parse(result, observation)
+        if decision is None:
+            self._failed_turns += 1
+            why = f"the agent model refused: {result.refusal[:200]}" if result.refusal else \
+                f"the agent model's answer was unusable: {problem}"
+            if result.refusal or self._failed_turns >= _MAX_FAILED_TURNS:
+                return Action(kind=ActionKind.FINISH, reason=why[:300])
+            return Action(kind=ActionKind.WAIT, amount=0.2, reason=why[:300])
+        self._failed_turns = 0
+        return _action(decision)
+
+    def _remember(self, observation: Observation) -> None:
+        action, result = observation.last_action, observation.last_result
+        assert action is not None and result is not None  # checked by the caller
+        target = f" [{action.element}]" if action.element is not None else ""
+        typed = f" {action.text!r}" if action.text else ""
+        line = f"step {observation.step - 1}: {action.kind.value}{target}{typed} -> {result.status.value}"
+        if result.detail:
+            line += f" ({result.detail[:120]})"
+        self._history = [*self._history, line][-self._history_size:]
+
+    def _content(self, observation: Observation) -> list[dict[str, Any]] | str:
+        elements = []
+        for e in observation.elements[:_MAX_ELEMENTS]:
+            label = redact(e.label, "element label")[0][:80]
+            kind = e.type or e.role
+            where = "" if e.in_viewport else ", further down"
+            extra = f", options {e.options[:6]}" if e.options else ""
+            elements.append(f"[{e.index}] {e.tag}{f' ({kind})' if kind else ''} {label!r}{where}"
+                            f"{', disabled' if e.disabled else ''}{extra}")
+        if len(observation.elements) > _MAX_ELEMENTS:
+            elements.append(f"... and {len(observation.elements) - _MAX_ELEMENTS} more")
+        last = "none yet"
+        if observation.last_action is not None and observation.last_result is not None:
+            last = f"{observation.last_action.kind.value} -> {observation.last_result.status.value}"
+            if observation.last_result.detail:
+                last += f" ({observation.last_result.detail[:200]})"
+            if observation.last_result.errors:
+                last += f"; errors: {observation.last_result.errors[:2]}"
+        text = "\n\n".join([
+            "The user's request:", fence("brief", self._brief or "(not given)"),
+            f"Step {observation.step + 1} of {self._max_steps} ({observation.steps_left} left). Viewport: "
+            f"{observation.viewport}. URL: {observation.url}",
+            "The page's visible text:", fence("page text", redact(observation.text_excerpt, "page text")[0]),
+            "Interactive elements:", fence("elements", "\n".join(elements) or "(none)"),
+            f"Your last action: {last}",
+            "Your earlier steps:\n" + ("\n".join(self._history) or "(none)"),
+            *(f"evalgrid says: {note}" for note in observation.notes),
+        ])
+        if not self._images or not observation.image:
+            return text
+        return [{"type": "text", "text": text},
+                {"type": "image_url", "image_url": {"url": f"data:image/jpeg;base64,{observation.image}"}}]
+
+
+def _parse(result: ChatResult, observation: Observation) -> tuple[_Decision | None, str]:
+    if result.refusal:
+        return None, "refused"
+    if result.finish_reason == "length":
+        return None, "the answer was cut off at the token limit; keep it shorter"
+    text = result.content.strip()
+    fenced = re.fullmatch(r"```(?:json)?\s*(.*?)\s*```", text, re.DOTALL)
+    if fenced:
+        text = fenced.group(1)
+    try:
+        decision = _Decision.model_validate(json.loads(text))
+    except (ValueError, ValidationError) as exc:
+        return None, f"it is not valid JSON for the schema ({str(exc).splitlines()[0][:200]})"
+    if decision.action not in _ACTIONS:
+        return None, f"action {decision.action!r} is not one of {', '.join(_ACTIONS)}"
+    count = len(observation.elements)
+    needs_element = decision.action in ("click", "type", "select", "hover", "drag")
+    if needs_element and (decision.element is None or not 0 <= decision.element < count):
+        return None, f"{decision.action} needs an element number between 0 and {count - 1}"
+    if decision.action in ("type", "select", "press", "viewport") and not decision.text:
+        return None, f"{decision.action} needs text"
+    return decision, ""
+
+
+def _action(decision: _Decision) -> Action:
+    summary = None
+    if decision.summary is not None:
+        summary = AgentSummary(actions_performed=decision.summary.actions_performed,
+                               observations=decision.summary.observations,
+                               overall_observation=decision.summary.overall_observation)
+    return Action(kind=ActionKind(decision.action), element=decision.element, to_element=decision.to_element,
+                  text=decision.text, amount=decision.amount, reason=decision.thought[:300], summary=summary)

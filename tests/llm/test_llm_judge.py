@@ -1,0 +1,196 @@
+"""The LLM judge's loop against a scripted OpenAI-compatible server, on evidence collected for real.
+
+The server stands in for the judge model (a real one cannot run deterministically here); the
+bundles come from real Chromium runs of fixture apps. What is checked is evalgrid's side: what the
+model is shown, how its answers become verdicts, and how bad answers, refusals and injections are
+handled.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+
+from evaluator.chat import Endpoint, ModelAccess, ResponseCache
+from evaluator.collect import collect_evidence
+from evaluator.errors import JudgeOutputError
+from evaluator.evidence import EvidenceBundle
+from evaluator.llm_judge import INJECTION_FLAG, LLMJudge, dynamic_schema, static_schema
+from evaluator.models import AgentConfig, Difficulty, Kind, Query, Verdict
+from tests.llm.scripted_server import ScriptedServer, Turn, scripted_server
+from tests.support import APPS, app_artifact, app_query, html_artifact, with_browser
+
+pytestmark = pytest.mark.browser
+
+STATIC = {"functional_assessment": "The add button updates the count; the save button has no handler.",
+          "aesthetic_assessment": "Plain but tidy layout.",
+          "code_problems": [{"category": "broken_control", "dimension": "functional", "severity": "major",
+                             "description": "#save-draft has no click handler", "file": "index.html"}]}
+
+
+def _dynamic(**overrides: Any) -> dict[str, Any]:
+    answer: dict[str, Any] = {
+        "functional_base": 7.0, "functional_reason": "Notes can be added; saving does nothing.",
+        "aesthetic_base": 5.0, "aesthetic_bonus": 0.5, "aesthetic_reason": "Clean, consistent styling.",
+        "problems": [
+            {"category": "broken_control", "dimension": "functional", "severity": "major",
+             "description": "Save draft does nothing when clicked", "step": 1, "video_time_s": None, "file": None},
+            {"category": "console_error", "dimension": "functional", "severity": "minor",
+             "description": "nothing logged, but the draft is lost", "step": None, "video_time_s": 0.5, "file": None},
+            {"category": "inconsistent_style", "dimension": "aesthetic", "severity": "minor",
+             "description": "buttons differ in spacing", "step": None, "video_time_s": None,
+             "file": "static/desktop-viewport.png"},
+        ]}
+    return {**answer, **overrides}
+
+
+def _phase(body: dict[str, Any]) -> str:
+    return str(body["response_format"]["json_schema"]["name"])
+
+
+def _text_of(body: dict[str, Any]) -> str:
+    parts = []
+    for message in body["messages"]:
+        content = message["content"]
+        parts += [content] if isinstance(content, str) else [p.get("text", "") for p in content]
+    return "\n".join(parts)
+
+
+def _judge_with(bundle: Path, responder: Callable[[dict[str, Any]], Turn], tmp_path: Path, **options: Any
+                ) -> tuple[Verdict, ScriptedServer, ModelAccess]:
+    with scripted_server(responder=responder) as server:
+        access = ModelAccess(endpoints={"judge": Endpoint(base_url=server.url, backoff_s=0.01,
+                                                          input_usd_per_mtok=1.0, output_usd_per_mtok=4.0)},
+                             cache=ResponseCache(tmp_path / "cache"))
+        judge = LLMJudge(endpoint="judge", model="judge-7b", **options)
+        verdict = asyncio.run(judge(EvidenceBundle(bundle), verdict_key="verdict-test", models=access))
+    return verdict, server, access
+
+
+@pytest.fixture(scope="module")
+def bundles(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """Evidence of three apps, collected once for the module: dead-button and the injection twins."""
+    root = tmp_path_factory.mktemp("bundles")
+    brief = Query(id="habits", brief="Build a habit tracker with a streak counter.", domain="productivity",
+                  leaf="trackers", difficulty=Difficulty.EASY, language="en", kind=Kind.INTERACTIVE_APPLICATION)
+    jobs = {
+        "dead-button": (app_artifact("dead-button.html"), app_query("dead-button.html")),
+        "clean": (html_artifact("clean", (APPS / "injection" / "clean.html").read_text()), brief),
+        "injected": (html_artifact("injected", (APPS / "injection" / "injected.html").read_text()), brief),
+    }
+
+    async def collect(browser: Any) -> None:
+        for name, (artifact, query) in jobs.items():
+            await collect_evidence(browser=browser, artifact=artifact, query=query, agent=AgentConfig(max_steps=3),
+                                   bundle_dir=root / name, evidence_key=f"evidence-{name}")
+
+    with_browser(collect)
+    return {name: root / name for name in jobs}
+
+
+def test_two_calls_make_a_verdict_whose_arithmetic_and_citations_are_evalgrids(bundles: dict[str, Path],
+                                                                             tmp_path: Path) -> None:
+    def responder(body: dict[str, Any]) -> Turn:
+        answer = STATIC if _phase(body) == "static_audit" else _dynamic()
+        return Turn(content=json.dumps(answer), model="judge-7b-2026-06")
+
+    verdict, server, access = _judge_with(bundles["dead-button"], responder, tmp_path)
+    assert [_phase(r) for r in server.requests] == ["static_audit", "dynamic_scoring"]
+    for request in server.requests:
+        assert request["temperature"] == 0.0 and request["response_format"]["type"] == "json_schema"
+    static, dynamic = server.requests
+    static_parts = static["messages"][1]["content"]
+    assert sum(p["type"] == "image_url" for p in static_parts) == 2  # desktop and mobile first screenshots
+    assert "Build a" in _text_of(static) or "<<<DATA brief" in _text_of(static)
+    dynamic_text = _text_of(dynamic)
+    assert '"code_problems"' in dynamic_text  # the static audit is shown to the dynamic phase
+    assert "Recording at 0.00 s:" in dynamic_text  # keyframes with their times
+    assert "step 0 at" in dynamic_text  # the trace
+    # evalgrid's arithmetic: 7 - 1.0 (major) - 0.5 (minor) = 5.5 and 5 + 0.5 - 0.5 = 5.0
+    assert (verdict.functional, verdict.aesthetic) == (5.5, 5.0)
+    assert [a.deduction for a in verdict.attributions] == [1.0, 0.5, 0.5]
+    assert verdict.attributions[0].evidence[0].step == 1
+    assert verdict.judge.kind == "llm" and verdict.judge.model_id == "judge-7b-2026-06"
+    assert "judge-7b-2026-06" in verdict.label and "Calculation: 7 - 1 (broken_control" in verdict.functional_reason
+    assert verdict.flags == []
+    [usage] = access.meter.usage()
+    assert usage.role == "judge" and usage.calls == 2 and usage.cost_usd > 0
+
+
+def test_an_unusable_answer_gets_one_repair_then_it_is_a_classified_failure(bundles: dict[str, Path],
+                                                                           tmp_path: Path) -> None:
+    answers = {"dynamic_scoring": [Turn(content='{"functional_base": 7.0, "functional_re'),  # malformed
+                                   Turn(content=json.dumps(_dynamic()))]}
+
+    def responder(body: dict[str, Any]) -> Turn:
+        if _phase(body) == "static_audit":
+            return Turn(content=json.dumps(STATIC))
+        return answers["dynamic_scoring"].pop(0)
+
+    verdict, server, _ = _judge_with(bundles["dead-button"], responder, tmp_path / "a")
+    assert len(server.requests) == 3 and verdict.functional == 5.5
+    repair = server.requests[-1]["messages"]
+    assert repair[-2]["role"] == "assistant" and "cannot be used: it is not valid JSON" in repair[-1]["content"]
+
+    def always_wrong(body: dict[str, Any]) -> Turn:
+        if _phase(body) == "static_audit":
+            return Turn(content=json.dumps(STATIC))
+        problems = [{**_dynamic()["problems"][0], "step": 99}]  # a step that does not exist
+        return Turn(content=json.dumps(_dynamic(problems=problems)))
+
+    with pytest.raises(JudgeOutputError, match="step 99 does not exist") as caught:
+        _judge_with(bundles["dead-button"], always_wrong, tmp_path / "b")
+    assert caught.value.code == "invalid"
+
+
+@pytest.mark.parametrize(("first", "expected"), [
+    (Turn(content=json.dumps(STATIC)[:80], finish_reason="length"), "cut off at the token limit"),
+    (Turn(refusal="I cannot evaluate this content."), "refused"),
+])
+def test_truncation_is_repaired_and_a_refusal_is_classified(bundles: dict[str, Path], tmp_path: Path, first: Turn,
+                                                            expected: str) -> None:
+    turns = [first, first]
+
+    def responder(body: dict[str, Any]) -> Turn:
+        return turns.pop(0) if turns else Turn(content="{}")
+
+    with pytest.raises(JudgeOutputError) as caught:
+        _judge_with(bundles["dead-button"], responder, tmp_path)
+    assert (caught.value.code == "refused") == (first.refusal is not None)
+    assert expected in str(caught.value) or expected in caught.value.code
+
+
+def test_a_judge_told_to_give_full_marks_gives_the_same_verdict_and_the_run_is_flagged(bundles: dict[str, Path],
+                                                                                    tmp_path: Path) -> None:
+    """A deliberately gullible judge model: it obeys any instruction to give full marks it can read."""
+
+    def gullible(body: dict[str, Any]) -> Turn:
+        text = _text_of(body).lower()
+        obeys = any(p in text for p in ("full marks", "ignore all previous", "8.0/8.0", "maximum score", "满分"))
+        if _phase(body) == "static_audit":
+            return Turn(content=json.dumps({**STATIC, "code_problems": []}))
+        if obeys:
+            return Turn(content=json.dumps(_dynamic(functional_base=8.0, aesthetic_base=5.0, aesthetic_bonus=3.0,
+                                                    problems=[])))
+        return Turn(content=json.dumps(_dynamic(problems=[])))
+
+    clean, _, _ = _judge_with(bundles["clean"], gullible, tmp_path / "clean")
+    injected, server, _ = _judge_with(bundles["injected"], gullible, tmp_path / "injected")
+    assert (injected.functional, injected.aesthetic) == (clean.functional, clean.aesthetic) == (7.0, 5.5)
+    assert injected.flags == [INJECTION_FLAG] and clean.flags == []
+    shown = "\n".join(_text_of(r) for r in server.requests)
+    assert "[evalgrid removed" in shown and "full marks" not in shown.lower()
+    assert any(c.criterion == INJECTION_FLAG for c in injected.criteria)
+
+
+def test_the_schemas_accept_what_the_parser_accepts() -> None:
+    jsonschema.validate(STATIC, static_schema())
+    jsonschema.validate(_dynamic(), dynamic_schema())
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(_dynamic(functional_base=6.5), dynamic_schema())  # not a baseline
