@@ -13,7 +13,8 @@ from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 
-from pydantic import BaseModel
+import yaml
+from pydantic import BaseModel, ValidationError
 from rich.console import Console, Group
 from rich.live import Live
 from rich.markup import escape
@@ -37,6 +38,7 @@ from cluster.ledger import Ledger
 from cluster.object_store import S3Store, StoreLocation, StoreSettings, is_store_url
 from cluster.reducer import RunDirectory, open_run_directory, reduce_run_dir, write_tables
 from cluster.reduction import Reduction, RunRow
+from cluster.rejudge import parse_judge, rejudge
 from cluster.report import write_report
 from cluster.run_store import RunStore
 from cluster.runner import GridOptions, Scheduler, SweepResult, run_sweep
@@ -52,6 +54,8 @@ from cluster.submit import (
     rayjob_manifest,
 )
 from cluster.sweep import SweepSpec, load_sweep
+from evaluator.budget import SpendingCap
+from evaluator.chat import Endpoint
 from evaluator.errors import ConfigError, EvalgridError
 from evaluator.evidence import write_json_atomic
 from evaluator.models import (
@@ -82,6 +86,7 @@ _EPILOG = """examples:
   evalgrid leaderboard runs/demo                     print the leaderboard again
   evalgrid report runs/demo                          static HTML report in runs/demo/report
   evalgrid show 3f2a9c                               one run (by run-key prefix) in the terminal
+  evalgrid rejudge runs/demo --judge llm --option endpoint=judge --option model=qwen-72b   a new judge, no browser
   evalgrid schema Verdict                            JSON schema of one record type
 """
 
@@ -182,6 +187,25 @@ def _parser() -> argparse.ArgumentParser:
     job.add_argument("--namespace", help="namespace (default: the kube context's)")
     job.add_argument("--follow", action="store_true", help="poll until the job ends")
     job.set_defaults(handler=_cmd_cluster_status)
+
+    rejudge_cmd = sub.add_parser(
+        "rejudge", help="score a run directory's stored evidence with another judge (no browser)",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Score every stored evidence bundle of RUN_DIR with another judge. No browser is started: the "
+                    "evidence is frozen. Verdicts are stored beside the sweep's (the report then compares the "
+                    "judges); the new leaderboard goes to RUN_DIR/rejudged/<judge>/.",
+        epilog="examples:\n  evalgrid rejudge runs/demo --judge llm --option endpoint=judge --option model=qwen-72b\n"
+               "  evalgrid rejudge runs/demo --judge heuristic --option rubric=heuristic-v1")
+    rejudge_cmd.add_argument("run_dir", type=Path)
+    rejudge_cmd.add_argument("--judge", required=True, help="registered judge name (heuristic, llm)")
+    rejudge_cmd.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
+                             help="a judge option (repeatable), e.g. endpoint=judge, model=..., keyframes=8")
+    rejudge_cmd.add_argument("--endpoints", type=Path,
+                             help="YAML file of endpoints (name: {base_url: ..., api_key_env: ...}); default: the "
+                                  "sweep's")
+    rejudge_cmd.add_argument("--concurrency", type=int, default=4, help="bundles judged at once (default 4)")
+    rejudge_cmd.add_argument("--budget-usd", type=float, help="stop making paid calls past this spending")
+    rejudge_cmd.set_defaults(handler=_cmd_rejudge)
 
     status = sub.add_parser("status", help="outcome counts of a run directory")
     status.add_argument("run_dir", type=Path)
@@ -407,6 +431,46 @@ def _follow(name: str, namespace: str, console: Console) -> int:
 
     final = asyncio.run(follow_job(name, namespace, show))
     return 0 if final.job_status == "SUCCEEDED" else 1
+
+
+def _cmd_rejudge(args: argparse.Namespace, console: Console) -> int:
+    judge = parse_judge(args.judge, args.option)
+    endpoints = None
+    if args.endpoints is not None:
+        raw = _yaml_file(args.endpoints)
+        try:
+            endpoints = {str(name): Endpoint.model_validate(value) for name, value in raw.items()}
+        except (ValidationError, AttributeError) as exc:
+            raise ConfigError(f"{args.endpoints} is not a mapping of endpoint name to settings: {exc}") from exc
+    if args.concurrency < 1:
+        raise ConfigError("--concurrency must be at least 1")
+    budget = SpendingCap(args.budget_usd) if args.budget_usd is not None else None
+    progress = Progress(TextColumn("rejudging"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                        console=console)
+    task = progress.add_task("rejudge", total=None)
+    with progress:
+        result = asyncio.run(rejudge(args.run_dir, judge, endpoints=endpoints, concurrency=args.concurrency,
+                                     budget=budget, on_progress=lambda done, total: progress.update(
+                                         task, completed=done, total=total)))
+    assert result.leaderboard is not None  # rejudge always builds one
+    _stdout().print(leaderboard_table(result.leaderboard))
+    console.print(f"{result.judged} bundles judged by {result.judge_version}; {len(result.failed)} failed, "
+                  f"{result.deferred} left for a larger budget. Written to {result.out_dir}", highlight=False)
+    for failure in result.failed[:5]:
+        console.print(f"  failed: {escape(failure[:300])}", highlight=False)
+    return 3 if result.deferred else 0
+
+
+def _yaml_file(path: Path) -> dict[str, object]:
+    if not path.is_file():
+        raise ConfigError(f"{path} does not exist")
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{path} is not valid YAML: {exc}") from exc
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path} must be a YAML mapping")
+    return data
 
 
 def _cmd_sandbox_gc(args: argparse.Namespace, console: Console) -> int:

@@ -165,7 +165,7 @@ async def execute_run(spec: RunSpec, *, browser: Browser, paths: StagePaths, att
     verdicts: list[Verdict] = []
     for config in (spec.judge, *spec.panel):
         try:
-            verdicts.append(await _judged(config, evidence_key, bundle_dir, paths, access))
+            verdicts.append(await judge_evidence(config, evidence_key, bundle_dir, paths, access))
         except JudgeOutputError as exc:
             code = ReasonCode.JUDGE_REFUSED if exc.code == "refused" else ReasonCode.JUDGE_OUTPUT_INVALID
             return outcome(OutcomeStatus.INFRA_ERROR, code, f"judge {config.name}: {exc}", artifact_key=artifact_key,
@@ -177,7 +177,7 @@ async def execute_run(spec: RunSpec, *, browser: Browser, paths: StagePaths, att
                    verdict=verdicts[0], panel=verdicts[1:])
 
 
-async def _judged(config: JudgeConfig, evidence_key: str, bundle_dir: Path, paths: StagePaths,
+async def judge_evidence(config: JudgeConfig, evidence_key: str, bundle_dir: Path, paths: StagePaths,
                   models: ModelAccess) -> Verdict:
     """One judge's verdict on the evidence, stored under its key (and reused when stored)."""
     judge = create_judge(config)

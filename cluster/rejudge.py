@@ -1,0 +1,147 @@
+"""Rejudge: score a run directory's stored evidence with another judge, without a browser.
+
+Evidence bundles are frozen and content-addressed, so a new judge (another model, a new prompt
+version, another rubric) costs only judging. Verdicts are stored under their own keys beside the
+sweep's (the reducer then reports both judges and their agreement); the new judge's leaderboard is
+written to ``rejudged/<judge>/``. The sweep's own outcomes are left as they are.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from cluster.leaderboard import Leaderboard, build_leaderboard, leaderboard_markdown
+from cluster.reducer import open_run_directory
+from cluster.sweep import SweepSpec
+from evaluator.budget import Budget
+from evaluator.chat import Endpoint, ModelAccess, ResponseCache
+from evaluator.errors import BudgetExhaustedError, ConfigError, JudgeOutputError, ModelRequestError
+from evaluator.evidence import read_manifest, utc_now, write_json_atomic
+from evaluator.judges import create_judge
+from evaluator.keys import sha256_bytes
+from evaluator.models import JudgeConfig, Outcome, OutcomeReason, OutcomeStatus, ReasonCode
+from evaluator.run import StagePaths, judge_evidence
+
+
+@dataclass
+class RejudgeResult:
+    """What a rejudge did."""
+
+    judge_version: str
+    """The new judge's version (part of its verdicts' keys)."""
+    outcomes: list[Outcome] = field(default_factory=list)
+    """The sweep's outcomes with the new judge's scores (non-assessable runs stay 0.0)."""
+    judged: int = 0
+    """Bundles the new judge scored (or found scored before)."""
+    failed: list[str] = field(default_factory=list)
+    """Runs the new judge could not score, with why."""
+    deferred: int = 0
+    """Runs left unjudged because the budget was reached."""
+    leaderboard: Leaderboard | None = None
+    """The new judge's leaderboard."""
+    out_dir: Path | None = None
+    """Where it was written."""
+
+
+async def rejudge(run_dir: Path, judge: JudgeConfig, *, endpoints: dict[str, Endpoint] | None = None,
+                  concurrency: int = 4, budget: Budget | None = None,
+                  on_progress: Callable[[int, int], None] | None = None) -> RejudgeResult:
+    """Score every stored bundle of ``run_dir``'s current plan with ``judge``.
+
+    ``endpoints`` default to the sweep's. Raises :class:`ConfigError` when ``run_dir`` is not a run
+    directory or the judge cannot be built.
+    """
+    directory = open_run_directory(run_dir)
+    if endpoints is None:
+        endpoints = _sweep_endpoints(run_dir)
+    version = create_judge(judge).version
+    models = ModelAccess(endpoints=endpoints, budget=budget, cache=ResponseCache(run_dir / "cache" / "chat"))
+    paths = StagePaths(run_dir)
+    result = RejudgeResult(judge_version=version)
+    todo = [o for o in directory.outcomes if o.status is OutcomeStatus.JUDGED and o.evidence_key
+            and read_manifest(paths.evidence(o.evidence_key)) is not None]
+    slots = asyncio.Semaphore(max(1, concurrency))
+    done = 0
+
+    async def one(outcome: Outcome) -> Outcome | None:
+        nonlocal done
+        assert outcome.evidence_key is not None  # filtered above
+        async with slots:
+            access = models.for_run()
+            try:
+                verdict = await judge_evidence(judge, outcome.evidence_key, paths.evidence(outcome.evidence_key),
+                                               paths, access)
+            except (JudgeOutputError, ModelRequestError) as exc:
+                result.failed.append(f"{outcome.run_key}: {exc}")
+                return outcome.model_copy(update={
+                    "status": OutcomeStatus.INFRA_ERROR, "functional": None, "aesthetic": None, "verdict_key": None,
+                    "reason": OutcomeReason(code=ReasonCode.JUDGE_OUTPUT_INVALID, detail=str(exc)[:2000])})
+            except BudgetExhaustedError:
+                result.deferred += 1
+                return None
+            finally:
+                done += 1
+                if on_progress:
+                    on_progress(done, len(todo))
+        result.judged += 1
+        return outcome.model_copy(update={
+            "functional": verdict.functional, "aesthetic": verdict.aesthetic, "verdict_key": verdict.verdict_key,
+            "judge_label": verdict.label, "flags": verdict.flags, "usage": access.meter.usage(), "panel": [],
+            "disagreement": {}, "finished_at": utc_now()})
+
+    rescored = {o.run_key: o for o in await asyncio.gather(*(one(o) for o in todo)) if o is not None}
+    # Runs the sweep's judge could not judge keep their outcome; judged runs the new judge did not
+    # reach (deferred, or no bundle on this machine) are left out of its leaderboard.
+    result.outcomes = [rescored.get(o.run_key, o) for o in directory.outcomes
+                       if o.run_key in rescored or o.status is not OutcomeStatus.JUDGED]
+    board = build_leaderboard(directory.name, directory.candidates, result.outcomes,
+                              sample_reduce=directory.sample_reduce)
+    out = run_dir / "rejudged" / _slug(judge, version)
+    out.mkdir(parents=True, exist_ok=True)
+    write_json_atomic(out / "leaderboard.json", board)
+    (out / "leaderboard.md").write_text(leaderboard_markdown(board), encoding="utf-8")
+    write_json_atomic(out / "judge.json", {"judge": judge.model_dump(mode="json"), "version": version,
+                                           "failed": result.failed, "deferred": result.deferred})
+    with (out / "outcomes.jsonl").open("w", encoding="utf-8") as handle:
+        for outcome in result.outcomes:
+            handle.write(outcome.model_dump_json() + "\n")
+    result.leaderboard, result.out_dir = board, out
+    return result
+
+
+def _sweep_endpoints(run_dir: Path) -> dict[str, Endpoint]:
+    saved = json.loads((run_dir / "sweep.json").read_text(encoding="utf-8"))
+    return dict(SweepSpec.model_validate(saved["spec"]).endpoints)
+
+
+def _slug(judge: JudgeConfig, version: str) -> str:
+    model = str(judge.options.get("model", ""))
+    stem = re.sub(r"[^A-Za-z0-9_.-]+", "-", f"{judge.name}-{model}".strip("-"))[:60].strip("-")
+    return f"{stem}-{sha256_bytes(version.encode())[:8]}"
+
+
+def parse_judge(name: str, options: list[str]) -> JudgeConfig:
+    """A judge from the command line: a registered name and ``key=value`` options (numbers and booleans parsed)."""
+    parsed: dict[str, str | int | float | bool] = {}
+    for option in options:
+        key, sep, value = option.partition("=")
+        if not sep or not key:
+            raise ConfigError(f"judge option {option!r} is not key=value")
+        parsed[key] = _value(value)
+    return JudgeConfig(name=name, options=parsed)
+
+
+def _value(text: str) -> str | int | float | bool:
+    if text.lower() in ("true", "false"):
+        return text.lower() == "true"
+    for kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            pass
+    return text
