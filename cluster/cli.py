@@ -13,6 +13,7 @@ from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 
+import ray
 import yaml
 from pydantic import BaseModel, ValidationError
 from rich.console import Console, Group
@@ -31,6 +32,8 @@ from rich.progress import (
 from cluster.docker_sandbox import collect_garbage
 from cluster.grid import RayOptions
 from cluster.inputs import InputsRef, fetch_inputs, resolve_inputs, upload_inputs
+from cluster.judge_pool import NAMESPACE as POOL_NAMESPACE
+from cluster.judge_pool import JudgeServerSpec, endpoint_yaml, pool_health, start_pool, stop_pool
 from cluster.k8s_sandbox import collect_garbage as collect_pod_garbage
 from cluster.kube import current_namespace
 from cluster.leaderboard import build_leaderboard, leaderboard_markdown, leaderboard_table
@@ -187,6 +190,41 @@ def _parser() -> argparse.ArgumentParser:
     job.add_argument("--namespace", help="namespace (default: the kube context's)")
     job.add_argument("--follow", action="store_true", help="poll until the job ends")
     job.set_defaults(handler=_cmd_cluster_status)
+
+    judge = sub.add_parser("judge", help="judge models on your own GPUs: vLLM servers as Ray actors")
+    judge_sub = judge.add_subparsers(dest="action", required=True, metavar="ACTION")
+    serve = judge_sub.add_parser(
+        "serve", help="start a pool of vLLM judge servers in a Ray cluster",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Start REPLICAS vLLM OpenAI-compatible servers for MODEL as Ray actors (each reserving "
+                    "--num-gpus GPUs), register them as pool NAME, and print the sweep-file lines that route an LLM "
+                    "judge to them. The pool outlives this command with --detach; otherwise Ctrl-C stops it.",
+        epilog="example (in the Helm chart's cluster, on its judge group):\n"
+               "  evalgrid judge serve --model s3://lab-models/qwen2.5-72b-instruct --served-model-name qwen-72b \\\n"
+               "      --replicas 2 --num-gpus 4 --tensor-parallel 4 --ray-resource evalgrid-judge=1 \\\n"
+               "      --ray-address auto --detach")
+    serve.add_argument("--model", required=True, help="model directory on the judge nodes, or s3://bucket/prefix")
+    serve.add_argument("--served-model-name", required=True, help="the model id judges ask for")
+    serve.add_argument("--name", default="judges", help="pool name sweeps refer to (default: judges)")
+    serve.add_argument("--replicas", type=int, default=1, help="servers (default 1)")
+    serve.add_argument("--num-gpus", type=float, default=0.0, help="GPUs per server (default 0: CPU)")
+    serve.add_argument("--tensor-parallel", type=int, default=1, help="vLLM tensor-parallel size (default 1)")
+    serve.add_argument("--ray-resource", action="append", default=[], metavar="NAME=AMOUNT",
+                       help="another Ray resource per server, e.g. evalgrid-judge=1 (the chart's judge group)")
+    serve.add_argument("--port", type=int, default=8000, help="first port (default 8000)")
+    serve.add_argument("--max-model-len", type=int, help="vLLM's context limit")
+    serve.add_argument("--vllm-arg", action="append", default=[], help="extra vLLM server argument (repeatable)")
+    serve.add_argument("--vllm-python", help="interpreter with vLLM (default $EVALGRID_VLLM_PYTHON, else this one)")
+    serve.add_argument("--s3-endpoint", help="S3-compatible endpoint for an s3:// model")
+    serve.add_argument("--start-timeout", type=float, default=900.0, help="seconds a server may take (default 900)")
+    serve.add_argument("--ray-address", help="Ray cluster to join (default: start a local one)")
+    serve.add_argument("--detach", action="store_true", help="leave the pool running and return")
+    serve.set_defaults(handler=_cmd_judge_serve)
+    for action, text in (("status", "health of a judge pool's servers"), ("stop", "stop a judge pool")):
+        cmd = judge_sub.add_parser(action, help=text)
+        cmd.add_argument("--name", default="judges", help="pool name (default: judges)")
+        cmd.add_argument("--ray-address", default="auto", help="Ray cluster (default: auto)")
+        cmd.set_defaults(handler=_cmd_judge_status if action == "status" else _cmd_judge_stop)
 
     rejudge_cmd = sub.add_parser(
         "rejudge", help="score a run directory's stored evidence with another judge (no browser)",
@@ -431,6 +469,67 @@ def _follow(name: str, namespace: str, console: Console) -> int:
 
     final = asyncio.run(follow_job(name, namespace, show))
     return 0 if final.job_status == "SUCCEEDED" else 1
+
+
+def _cmd_judge_serve(args: argparse.Namespace, console: Console) -> int:
+    resources: dict[str, float] = {}
+    for item in args.ray_resource:
+        name, sep, amount = item.partition("=")
+        try:
+            resources[name] = float(amount) if sep else 1.0
+        except ValueError as exc:
+            raise ConfigError(f"--ray-resource {item!r} is not NAME=AMOUNT") from exc
+    if args.replicas < 1 or args.tensor_parallel < 1:
+        raise ConfigError("--replicas and --tensor-parallel must be at least 1")
+    if args.num_gpus and args.num_gpus < args.tensor_parallel:
+        raise ConfigError(f"--tensor-parallel {args.tensor_parallel} needs at least that many --num-gpus per server")
+    spec = JudgeServerSpec(model=args.model, served_name=args.served_model_name, tensor_parallel=args.tensor_parallel,
+                           num_gpus=args.num_gpus, resources=resources, port=args.port,
+                           max_model_len=args.max_model_len, extra_args=tuple(args.vllm_arg),
+                           start_timeout_s=args.start_timeout, python=args.vllm_python, s3_endpoint=args.s3_endpoint)
+    ray.init(address=args.ray_address, namespace=POOL_NAMESPACE, include_dashboard=False, log_to_driver=False)
+    try:
+        with console.status(f"starting {args.replicas} vLLM server(s) for {args.model} ..."):
+            urls = start_pool(args.name, spec, replicas=args.replicas)
+        for url in urls:
+            print(url)
+        console.print(f"judge pool {args.name!r} is up. In the sweep file:\n" + endpoint_yaml(args.name,
+                                                                                          args.served_model_name),
+                      highlight=False)
+        if args.detach:
+            return 0
+        console.print("serving; Ctrl-C stops the pool")
+        try:
+            while True:
+                time.sleep(30)
+                down = [h["url"] for h in pool_health(args.name) if not h["healthy"]]
+                if down:
+                    console.print(f"unhealthy (restarting): {', '.join(down)}")
+        except KeyboardInterrupt:
+            stop_pool(args.name)
+            console.print(f"judge pool {args.name!r} stopped")
+            return 0
+    finally:
+        ray.shutdown()
+
+
+def _cmd_judge_status(args: argparse.Namespace, console: Console) -> int:
+    ray.init(address=args.ray_address, namespace=POOL_NAMESPACE, include_dashboard=False, log_to_driver=False)
+    try:
+        print(json.dumps(pool_health(args.name), indent=2))
+    finally:
+        ray.shutdown()
+    return 0
+
+
+def _cmd_judge_stop(args: argparse.Namespace, console: Console) -> int:
+    ray.init(address=args.ray_address, namespace=POOL_NAMESPACE, include_dashboard=False, log_to_driver=False)
+    try:
+        stop_pool(args.name)
+    finally:
+        ray.shutdown()
+    console.print(f"judge pool {args.name!r} stopped")
+    return 0
 
 
 def _cmd_rejudge(args: argparse.Namespace, console: Console) -> int:

@@ -23,6 +23,7 @@ from typing import Any
 import ray
 from ray.exceptions import ActorUnavailableError, RayError, RayTaskError
 
+from cluster.judge_pool import resolve_pools
 from cluster.worker import RunWorker, WorkerHealth, WorkerSettings
 from evaluator.budget import SpendingCap
 from evaluator.errors import ConfigError, WorkerStartError
@@ -138,6 +139,9 @@ class RayScheduler:
         remote = ray.remote(SandboxWorker).options(max_restarts=-1, max_task_retries=0,
                                                    num_cpus=options.cpus_per_worker)
         settings, cap = self.settings, self.settings.budget
+        if any(e.pool for e in settings.endpoints.values()):
+            # Judge pools (`evalgrid judge serve`) are found by name in this Ray cluster.
+            settings = dataclasses.replace(settings, endpoints=resolve_pools(settings.endpoints))
         keeper: Any = None
         if isinstance(cap, SpendingCap):
             keeper = ray.remote(_BudgetKeeper).options(num_cpus=0).remote(cap.cap_usd, cap.spent_usd)

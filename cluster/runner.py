@@ -29,7 +29,7 @@ from cluster.run_store import RunStore
 from cluster.sweep import Sweep
 from cluster.worker import RunWorker, WorkerHealth, WorkerSettings
 from evaluator.budget import SpendingCap
-from evaluator.errors import InfrastructureError
+from evaluator.errors import ConfigError, InfrastructureError
 from evaluator.evidence import write_json_atomic
 from evaluator.models import Outcome, OutcomeStatus, RunSpec
 
@@ -177,6 +177,10 @@ async def run_sweep(
     if remote:
         await asyncio.to_thread(remote.put_file, "sweep.json", run_dir / "sweep.json")
     workers = grid.workers or sweep.spec.concurrency
+    pools = sorted(name for name, e in sweep.spec.endpoints.items() if e.pool)
+    if pools and grid.scheduler != "ray":
+        raise ConfigError(f"endpoints {', '.join(pools)} name judge pools, which live in a Ray cluster; run with "
+                          "--scheduler ray (and --ray-address of the cluster that serves them)")
     settings = worker_settings(sweep, run_dir, store, inputs, workers=workers)
     removed = await collect_garbage() if settings.backend == "docker" else []
     log = ResultsLog(run_dir / "results.jsonl")

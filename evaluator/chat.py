@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from evaluator.budget import Budget
 from evaluator.errors import BudgetExhaustedError, ConfigError, ModelRequestError, ModelUnavailableError
@@ -49,8 +49,13 @@ class Endpoint(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
 
-    base_url: str = Field(pattern=r"^https?://")
+    base_url: str | None = Field(default=None, pattern=r"^https?://")
     """Base URL up to and including ``/v1`` (e.g. ``http://judge-0:8000/v1``)."""
+    base_urls: list[str] = Field(default_factory=list)
+    """Several servers of the same model (a pool): calls go round-robin, and a retry goes to the next one."""
+    pool: str | None = Field(default=None, pattern=r"^[a-z0-9][a-z0-9-]{0,40}$")
+    """The name of a judge pool started with ``evalgrid judge serve``; its servers are looked up when the
+    sweep starts."""
     api_key_env: str | None = Field(default=None, pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
     """Name of the environment variable holding the API key (never the key itself); ``None``: no key."""
     max_concurrency: int = Field(default=8, ge=1, le=1024)
@@ -69,6 +74,24 @@ class Endpoint(BaseModel):
     """Price of a million completion tokens."""
     stream: bool = True
     """Ask for server-sent events (turn off for servers that do not stream)."""
+
+    @model_validator(mode="after")
+    def _one_address(self) -> Endpoint:
+        given = sum(bool(x) for x in (self.base_url, self.base_urls, self.pool))
+        if given != 1:
+            raise ValueError("give exactly one of base_url, base_urls or pool")
+        for url in self.base_urls:
+            if not url.startswith(("http://", "https://")):
+                raise ValueError(f"base_urls entry {url!r} is not an http(s) URL")
+        return self
+
+    @property
+    def urls(self) -> list[str]:
+        """The servers to call (a pool must have been resolved into ``base_urls`` first)."""
+        if self.pool:
+            raise ConfigError(f"judge pool {self.pool!r} was not resolved to its servers; run the sweep with Ray "
+                              "(--scheduler ray) in the cluster where `evalgrid judge serve` started it")
+        return [self.base_url] if self.base_url else list(self.base_urls)
 
     def api_key(self, name: str) -> str | None:
         """The key from the environment; a clear error when the named variable is not set."""
@@ -217,6 +240,12 @@ class _Limits:
         self.interval = 60.0 / endpoint.requests_per_minute if endpoint.requests_per_minute else 0.0
         self.next_start = 0.0
         self.lock = asyncio.Lock()
+        self._turn = 0
+
+    def next_server(self, count: int) -> int:
+        """Round-robin over a pool's servers."""
+        self._turn += 1
+        return self._turn % count
 
     async def pace(self) -> None:
         """Wait for the next request slot of the rate limit."""
@@ -302,14 +331,17 @@ class ChatClient:
             headers["Authorization"] = f"Bearer {key}"
         limits = _limits(self.name, endpoint)
         timeout = httpx.Timeout(endpoint.timeout_s, connect=min(10.0, endpoint.timeout_s))
+        urls = endpoint.urls
+        first = limits.next_server(len(urls))
         last = ""
         for attempt in range(1, endpoint.max_attempts + 1):
+            url = urls[(first + attempt - 1) % len(urls)]
             await limits.pace()
             async with limits.slots:
                 started = time.monotonic()
                 try:
                     async with httpx.AsyncClient(timeout=timeout, headers=headers) as http:
-                        result = await asyncio.wait_for(self._attempt(http, request),
+                        result = await asyncio.wait_for(self._attempt(http, url, request),
                                                         endpoint.timeout_s * 4 if endpoint.stream else None)
                     return result.model_copy(update={"latency_s": round(time.monotonic() - started, 3),
                                                      "attempts": attempt})
@@ -320,11 +352,11 @@ class ChatClient:
             if attempt < endpoint.max_attempts:
                 pause = after if after is not None else random.uniform(0, min(60.0, endpoint.backoff_s * 2**attempt))
                 await asyncio.sleep(min(pause, 120.0))
-        raise ModelUnavailableError(f"endpoint {self.name!r} ({endpoint.base_url}) did not answer after "
+        raise ModelUnavailableError(f"endpoint {self.name!r} ({', '.join(urls)}) did not answer after "
                                     f"{endpoint.max_attempts} attempts; last: {last[:300]}")
 
-    async def _attempt(self, http: httpx.AsyncClient, request: ChatRequest) -> ChatResult:
-        url = f"{self.endpoint.base_url.rstrip('/')}/chat/completions"
+    async def _attempt(self, http: httpx.AsyncClient, base_url: str, request: ChatRequest) -> ChatResult:
+        url = f"{base_url.rstrip('/')}/chat/completions"
         body = request.body(stream=self.endpoint.stream)
         async with http.stream("POST", url, json=body) as response:
             if response.status_code != 200:

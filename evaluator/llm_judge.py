@@ -23,6 +23,7 @@ import base64
 import functools
 import json
 import re
+from dataclasses import dataclass
 from importlib import resources
 from typing import Any, Literal, TypeVar
 
@@ -69,6 +70,14 @@ def load_rubric() -> dict[str, Any]:
     return rubric
 
 
+class _Cite(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    step: int | None = None
+    video_time_s: float | None = None
+    file: str | None = None
+
+
 class _Problem(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -76,9 +85,7 @@ class _Problem(BaseModel):
     dimension: Literal["functional", "aesthetic"]
     severity: Literal["critical", "major", "minor"]
     description: str
-    step: int | None = None
-    video_time_s: float | None = None
-    file: str | None = None
+    cite: _Cite
 
 
 class _StaticAudit(BaseModel):
@@ -100,34 +107,58 @@ class _Findings(BaseModel):
     problems: list[_Problem] = Field(default_factory=list)
 
 
-def _problem_schema(rubric: dict[str, Any], *, with_times: bool) -> dict[str, Any]:
-    categories = sorted({*rubric["functional"]["categories"], *rubric["aesthetic"]["categories"]})
-    properties: dict[str, Any] = {
-        "category": {"type": "string", "enum": categories},
-        "dimension": {"type": "string", "enum": ["functional", "aesthetic"]},
-        "severity": {"type": "string", "enum": ["critical", "major", "minor"]},
-        "description": {"type": "string", "maxLength": 300},
-        "file": {"anyOf": [{"type": "string", "maxLength": 200}, {"type": "null"}]},
-    }
-    if with_times:
-        properties["step"] = {"anyOf": [{"type": "integer"}, {"type": "null"}]}
-        properties["video_time_s"] = {"anyOf": [{"type": "number"}, {"type": "null"}]}
-    return {"type": "object", "properties": properties, "required": list(properties), "additionalProperties": False}
+@dataclass(frozen=True)
+class Citable:
+    """What a problem may cite in one bundle: its steps, its recording's length and its files."""
+
+    steps: tuple[int, ...] = ()
+    video_s: float = 0.0
+    files: tuple[str, ...] = ()
 
 
-def static_schema() -> dict[str, Any]:
-    """JSON schema of the static audit's answer."""
+def _problem_schema(rubric: dict[str, Any], citable: Citable) -> dict[str, Any]:
+    """One problem: a category of its dimension, and a citation of something that exists in the bundle.
+
+    Both are grammar-enforced where the server supports JSON schemas, so a model cannot cite step 99
+    of a five-step trace or a file that is not there; evalgrid checks again either way.
+    """
+    cites: list[dict[str, Any]] = []
+    if citable.steps:
+        cites.append({"type": "object", "additionalProperties": False, "required": ["step"],
+                      "properties": {"step": {"type": "integer", "enum": list(citable.steps)}}})
+    if citable.video_s > 0:
+        cites.append({"type": "object", "additionalProperties": False, "required": ["video_time_s"],
+                      "properties": {"video_time_s": {"type": "number", "minimum": 0,
+                                                      "maximum": round(citable.video_s, 2)}}})
+    if citable.files:
+        cites.append({"type": "object", "additionalProperties": False, "required": ["file"],
+                      "properties": {"file": {"type": "string", "enum": list(citable.files)}}})
+    variants = []
+    for dimension in ("functional", "aesthetic"):
+        variants.append({"type": "object", "additionalProperties": False,
+                         "required": ["category", "dimension", "severity", "description", "cite"],
+                         "properties": {
+                             "category": {"type": "string", "enum": sorted(rubric[dimension]["categories"])},
+                             "dimension": {"type": "string", "enum": [dimension]},
+                             "severity": {"type": "string", "enum": ["critical", "major", "minor"]},
+                             "description": {"type": "string", "maxLength": 300},
+                             "cite": {"anyOf": cites} if len(cites) > 1 else cites[0]}})
+    return {"anyOf": variants}
+
+
+def static_schema(citable: Citable) -> dict[str, Any]:
+    """JSON schema of the static audit's answer (code problems cite files)."""
     rubric = load_rubric()
+    files = Citable(files=citable.files)
     return {"type": "object", "additionalProperties": False,
             "required": ["functional_assessment", "aesthetic_assessment", "code_problems"],
             "properties": {
                 "functional_assessment": {"type": "string", "maxLength": 1200},
                 "aesthetic_assessment": {"type": "string", "maxLength": 800},
-                "code_problems": {"type": "array", "maxItems": 12,
-                                  "items": _problem_schema(rubric, with_times=False)}}}
+                "code_problems": {"type": "array", "maxItems": 12, "items": _problem_schema(rubric, files)}}}
 
 
-def dynamic_schema() -> dict[str, Any]:
+def dynamic_schema(citable: Citable) -> dict[str, Any]:
     """JSON schema of the dynamic scoring's answer."""
     rubric = load_rubric()
     functional = [float(b) for b in rubric["functional"]["baselines"]]
@@ -141,7 +172,7 @@ def dynamic_schema() -> dict[str, Any]:
                 "aesthetic_base": {"type": "number", "enum": aesthetic},
                 "aesthetic_bonus": {"type": "number", "enum": [float(b) for b in rubric["aesthetic"]["bonuses"]]},
                 "aesthetic_reason": {"type": "string", "maxLength": 1000},
-                "problems": {"type": "array", "maxItems": 16, "items": _problem_schema(rubric, with_times=True)}}}
+                "problems": {"type": "array", "maxItems": 16, "items": _problem_schema(rubric, citable)}}}
 
 
 _AnswerT = TypeVar("_AnswerT", _StaticAudit, _Findings)
@@ -178,11 +209,11 @@ class LLMJudge:
         evidence = _Evidence(bundle, source_chars=self._source_chars, images=self._images,
                              keyframes=self._keyframes)
         static_answer, static_result = await self._ask(
-            client, "static_audit", static_schema(), _StaticAudit,
+            client, "static_audit", static_schema(evidence.citable), _StaticAudit,
             [{"role": "system", "content": _text("prompts", "judge-static-v1.md")},
              {"role": "user", "content": evidence.static_content()}], evidence)
         findings, result = await self._ask(
-            client, "dynamic_scoring", dynamic_schema(), _Findings,
+            client, "dynamic_scoring", dynamic_schema(evidence.citable), _Findings,
             [{"role": "system", "content": _text("prompts", "judge-dynamic-v1.md")},
              {"role": "user", "content": evidence.dynamic_content(static_answer)}], evidence)
         return _verdict(bundle, verdict_key, self._version, findings, static_answer,
@@ -358,19 +389,27 @@ class _Evidence:
             content.append({"type": "text", "text": "(no keyframes of the recording are available)"})
         return content
 
+    @property
+    def citable(self) -> Citable:
+        """What problems may cite in this bundle."""
+        files = tuple(sorted(p for p in self._files if p.startswith("source/") or p.startswith("static/")
+                             and p.endswith((".png", ".json"))))
+        return Citable(steps=tuple(int(s["step"]) for s in self._trace), video_s=self._video_s, files=files)
+
     def check(self, problem: _Problem) -> str:
         """Why a problem cannot be used, or ``""``."""
         categories = self.rubric[problem.dimension]["categories"]
+        cite = problem.cite
         if problem.category not in categories:
             return f"category {problem.category!r} is not a {problem.dimension} category"
-        if problem.step is None and problem.video_time_s is None and not problem.file:
+        if cite.step is None and cite.video_time_s is None and not cite.file:
             return f"problem {problem.description[:60]!r} cites no step, time or file"
-        if problem.step is not None and not any(s["step"] == problem.step for s in self._trace):
-            return f"step {problem.step} does not exist (steps: 0-{len(self._trace) - 1})"
-        if problem.video_time_s is not None and not 0 <= problem.video_time_s <= self._video_s + 0.5:
-            return f"time {problem.video_time_s} s is outside the {self._video_s:.1f} s recording"
-        if problem.file and problem.file not in self._files and f"source/{problem.file}" not in self._files:
-            return f"file {problem.file!r} is not in the evidence"
+        if cite.step is not None and not any(s["step"] == cite.step for s in self._trace):
+            return f"step {cite.step} does not exist (steps: 0-{len(self._trace) - 1})"
+        if cite.video_time_s is not None and not 0 <= cite.video_time_s <= self._video_s + 0.5:
+            return f"time {cite.video_time_s} s is outside the {self._video_s:.1f} s recording"
+        if cite.file and cite.file not in self._files and f"source/{cite.file}" not in self._files:
+            return f"file {cite.file!r} is not in the evidence"
         return ""
 
     def check_bases(self, findings: _Findings) -> list[str]:
@@ -401,12 +440,13 @@ def _verdict(bundle: EvidenceBundle, verdict_key: str, version: str, findings: _
         already = taken.get((problem.dimension, problem.category), 0.0)
         amount = max(0.0, min(float(deductions[problem.severity]), cap - already))
         taken[(problem.dimension, problem.category)] = already + amount
-        file = problem.file if not problem.file or problem.file in {e.path for e in bundle.manifest.files} \
-            else f"source/{problem.file}"
+        cite = problem.cite
+        file = cite.file if not cite.file or cite.file in {e.path for e in bundle.manifest.files} \
+            else f"source/{cite.file}"
         attributions.append(FailureAttribution(
             category=problem.category, dimension=Dimension(problem.dimension), severity=Severity(problem.severity),
             deduction=amount, description=problem.description[:300],
-            evidence=[EvidenceRef(step=problem.step, video_time_s=problem.video_time_s, file=file)]))
+            evidence=[EvidenceRef(step=cite.step, video_time_s=cite.video_time_s, file=file)]))
 
     def score(dimension: str, start: float) -> tuple[float, str]:
         parts = [a for a in attributions if a.dimension.value == dimension]

@@ -21,7 +21,7 @@ from evaluator.chat import Endpoint, ModelAccess, ResponseCache
 from evaluator.collect import collect_evidence
 from evaluator.errors import JudgeOutputError
 from evaluator.evidence import EvidenceBundle
-from evaluator.llm_judge import INJECTION_FLAG, LLMJudge, dynamic_schema, static_schema
+from evaluator.llm_judge import INJECTION_FLAG, Citable, LLMJudge, dynamic_schema, static_schema
 from evaluator.models import AgentConfig, Difficulty, Kind, Query, Verdict
 from tests.llm.scripted_server import ScriptedServer, Turn, scripted_server
 from tests.support import APPS, app_artifact, app_query, html_artifact, with_browser
@@ -31,7 +31,7 @@ pytestmark = pytest.mark.browser
 STATIC = {"functional_assessment": "The add button updates the count; the save button has no handler.",
           "aesthetic_assessment": "Plain but tidy layout.",
           "code_problems": [{"category": "broken_control", "dimension": "functional", "severity": "major",
-                             "description": "#save-draft has no click handler", "file": "index.html"}]}
+                             "description": "#save-draft has no click handler", "cite": {"file": "source/index.html"}}]}
 
 
 def _dynamic(**overrides: Any) -> dict[str, Any]:
@@ -40,12 +40,11 @@ def _dynamic(**overrides: Any) -> dict[str, Any]:
         "aesthetic_base": 5.0, "aesthetic_bonus": 0.5, "aesthetic_reason": "Clean, consistent styling.",
         "problems": [
             {"category": "broken_control", "dimension": "functional", "severity": "major",
-             "description": "Save draft does nothing when clicked", "step": 1, "video_time_s": None, "file": None},
+             "description": "Save draft does nothing when clicked", "cite": {"step": 1}},
             {"category": "console_error", "dimension": "functional", "severity": "minor",
-             "description": "nothing logged, but the draft is lost", "step": None, "video_time_s": 0.5, "file": None},
+             "description": "nothing logged, but the draft is lost", "cite": {"video_time_s": 0.5}},
             {"category": "inconsistent_style", "dimension": "aesthetic", "severity": "minor",
-             "description": "buttons differ in spacing", "step": None, "video_time_s": None,
-             "file": "static/desktop-viewport.png"},
+             "description": "buttons differ in spacing", "cite": {"file": "static/desktop-viewport.png"}},
         ]}
     return {**answer, **overrides}
 
@@ -141,7 +140,7 @@ def test_an_unusable_answer_gets_one_repair_then_it_is_a_classified_failure(bund
     def always_wrong(body: dict[str, Any]) -> Turn:
         if _phase(body) == "static_audit":
             return Turn(content=json.dumps(STATIC))
-        problems = [{**_dynamic()["problems"][0], "step": 99}]  # a step that does not exist
+        problems = [{**_dynamic()["problems"][0], "cite": {"step": 99}}]  # a step that does not exist
         return Turn(content=json.dumps(_dynamic(problems=problems)))
 
     with pytest.raises(JudgeOutputError, match="step 99 does not exist") as caught:
@@ -189,8 +188,14 @@ def test_a_judge_told_to_give_full_marks_gives_the_same_verdict_and_the_run_is_f
     assert any(c.criterion == INJECTION_FLAG for c in injected.criteria)
 
 
-def test_the_schemas_accept_what_the_parser_accepts() -> None:
-    jsonschema.validate(STATIC, static_schema())
-    jsonschema.validate(_dynamic(), dynamic_schema())
-    with pytest.raises(jsonschema.ValidationError):
-        jsonschema.validate(_dynamic(functional_base=6.5), dynamic_schema())  # not a baseline
+def test_the_schemas_accept_what_the_parser_accepts_and_allow_only_real_citations() -> None:
+    citable = Citable(steps=(0, 1), video_s=3.2, files=("source/index.html", "static/desktop-viewport.png"))
+    jsonschema.validate(STATIC, static_schema(citable))
+    jsonschema.validate(_dynamic(), dynamic_schema(citable))
+    for wrong in (_dynamic(functional_base=6.5),  # not a baseline
+                  _dynamic(problems=[{**_dynamic()["problems"][0], "cite": {"step": 7}}]),  # no step 7
+                  _dynamic(problems=[{**_dynamic()["problems"][0], "cite": {"video_time_s": 9.0}}]),  # past the end
+                  _dynamic(problems=[{**_dynamic()["problems"][0], "category": "layout_broken"}]),  # aesthetic cat.
+                  _dynamic(problems=[{**_dynamic()["problems"][0], "cite": {}}])):  # cites nothing
+        with pytest.raises(jsonschema.ValidationError):
+            jsonschema.validate(wrong, dynamic_schema(citable))

@@ -1,0 +1,327 @@
+"""Judges on your own GPUs: vLLM's OpenAI-compatible server as Ray actors, found by sweeps by name.
+
+``evalgrid judge serve`` starts ``replicas`` :class:`JudgeServer` actors (each reserves
+``num_gpus`` and, in the Helm chart's judge group, the ``evalgrid-judge`` resource), each running
+one vLLM server process for the model (a local path, or an ``s3://`` prefix fetched first), and a
+named, detached :class:`JudgePool` actor that knows them. A sweep names the pool in an endpoint
+(``endpoints: {judge: {pool: judges}}``); when it starts on the same Ray cluster, the pool's
+servers become the endpoint's ``base_urls`` and calls go round-robin across them, failing over on
+errors. Each server is health-checked; a server process that dies is restarted.
+
+vLLM usually lives in its own Python environment (its torch pins differ from evalgrid's): give its
+interpreter as ``EVALGRID_VLLM_PYTHON`` (``make vllm`` builds ``.venv-vllm``). The server is started
+with compact JSON for structured output (no free whitespace), so a judge's JSON cannot be padded
+until it runs out of tokens.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+import ray
+
+from cluster.object_store import S3Store, StoreSettings, is_store_url
+from evaluator.chat import Endpoint
+from evaluator.errors import ConfigError, InfrastructureError
+
+NAMESPACE = "evalgrid"
+_STRUCTURED = {"backend": "guidance", "disable_any_whitespace": True}
+_CPU_MEMORY_SHARE = 0.25
+
+
+@dataclass(frozen=True)
+class JudgeServerSpec:
+    """How each judge server of a pool runs; plain and picklable."""
+
+    model: str
+    """A directory with the model (config, weights, tokenizer) on every judge node, or ``s3://bucket/prefix``."""
+    served_name: str
+    """The model id the sweep's judges ask for."""
+    tensor_parallel: int = 1
+    """vLLM's tensor-parallel size (GPUs one server spans)."""
+    num_gpus: float = 0.0
+    """GPUs Ray reserves per server (0 on CPU-only hosts)."""
+    resources: dict[str, float] = field(default_factory=dict)
+    """Other Ray resources per server (the chart's judge group offers ``evalgrid-judge``)."""
+    port: int = 8000
+    """First port; replicas on one node take the next ones."""
+    max_model_len: int | None = None
+    """vLLM's context limit (default: the model's)."""
+    extra_args: tuple[str, ...] = ()
+    """More arguments for vLLM's server."""
+    start_timeout_s: float = 900.0
+    """How long a server may take to become healthy (loading a large model takes minutes)."""
+    python: str | None = None
+    """Interpreter with vLLM installed (default: ``$EVALGRID_VLLM_PYTHON``, else this one)."""
+    s3_endpoint: str | None = None
+    """S3-compatible endpoint for an ``s3://`` model."""
+
+
+class VllmServer:
+    """One vLLM OpenAI-compatible server process on this machine."""
+
+    def __init__(self, spec: JudgeServerSpec, *, port: int, workdir: Path, host: str = "0.0.0.0") -> None:
+        self.spec = spec
+        self.port = port
+        self.workdir = workdir
+        self.host = host
+        self._proc: subprocess.Popen[bytes] | None = None
+        self.restarts = -1
+
+    @property
+    def log_path(self) -> Path:
+        """The server's own output."""
+        return self.workdir / f"vllm-{self.port}.log"
+
+    def start(self) -> None:
+        """Start the process (fetching an ``s3://`` model first); :meth:`wait_ready` waits for it."""
+        model = self._model_dir()
+        python = self.spec.python or os.environ.get("EVALGRID_VLLM_PYTHON") or sys.executable
+        argv = [python, "-m", "vllm.entrypoints.openai.api_server", "--model", str(model),
+                "--served-model-name", self.spec.served_name, "--host", self.host, "--port", str(self.port),
+                "--tensor-parallel-size", str(self.spec.tensor_parallel),
+                "--structured-outputs-config", json.dumps(_STRUCTURED)]
+        if self.spec.max_model_len:
+            argv += ["--max-model-len", str(self.spec.max_model_len)]
+        if not self.spec.num_gpus and not any(a.startswith("--gpu-memory-utilization") for a in self.spec.extra_args):
+            # On CPU hosts vLLM reads this as the share of the NUMA node's memory to reserve, 0.92 by
+            # default: more than a node that also runs browsers has free, and the engine refuses to start.
+            argv += ["--gpu-memory-utilization", str(_CPU_MEMORY_SHARE)]
+        argv += list(self.spec.extra_args)
+        self.workdir.mkdir(parents=True, exist_ok=True)
+        env = dict(os.environ)
+        with self.log_path.open("ab") as log:
+            self._proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log, stderr=log, env=env,
+                                          start_new_session=True)
+        self.restarts += 1
+
+    def _model_dir(self) -> Path:
+        if not is_store_url(self.spec.model):
+            path = Path(self.spec.model)
+            if not (path / "config.json").is_file():
+                raise ConfigError(f"judge model {path} has no config.json; give a model directory or s3:// prefix")
+            return path
+        target = self.workdir / "models" / hashlib.sha256(self.spec.model.encode()).hexdigest()[:16]
+        if (target / "config.json").is_file():
+            return target
+        store = S3Store(StoreSettings(url=self.spec.model, endpoint_url=self.spec.s3_endpoint))
+        staging = Path(tempfile.mkdtemp(prefix="model-", dir=self.workdir))
+        try:
+            names = list(store.list(""))
+            if "config.json" not in names:
+                raise ConfigError(f"{self.spec.model} has no config.json; it is not a model directory")
+            for name in names:
+                (staging / name).parent.mkdir(parents=True, exist_ok=True)
+                store.download_file(name, staging / name)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            staging.rename(target)
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
+        return target
+
+    def alive(self) -> bool:
+        """Whether the process runs."""
+        return self._proc is not None and self._proc.poll() is None
+
+    def healthy(self) -> bool:
+        """Whether the server answers its health check."""
+        if not self.alive():
+            return False
+        with contextlib.suppress(httpx.HTTPError):
+            return httpx.get(f"http://127.0.0.1:{self.port}/health", timeout=5).status_code == 200
+        return False
+
+    def wait_ready(self) -> None:
+        """Wait until healthy; a process that exits or a server that never answers is an error with its log."""
+        deadline = time.monotonic() + self.spec.start_timeout_s
+        while time.monotonic() < deadline:
+            if not self.alive():
+                raise InfrastructureError(f"the vLLM server exited while starting; its log ends: {self._tail()}")
+            if self.healthy():
+                return
+            time.sleep(1.0)
+        self.stop()
+        raise InfrastructureError(f"the vLLM server was not healthy within {self.spec.start_timeout_s:.0f} s; "
+                                  f"its log ends: {self._tail()}")
+
+    def _tail(self) -> str:
+        try:
+            return self.log_path.read_text(errors="replace")[-1500:]
+        except OSError:
+            return "(no log)"
+
+    def stop(self) -> None:
+        """Stop the process (its whole process group: vLLM starts workers)."""
+        proc, self._proc = self._proc, None
+        if proc is None or proc.poll() is not None:
+            return
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, 15)
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, 9)
+            proc.wait()
+
+
+class JudgeServer:
+    """A Ray actor owning one :class:`VllmServer`; it restarts the process when it dies."""
+
+    def __init__(self, spec: JudgeServerSpec, index: int) -> None:
+        self._spec = spec
+        port = _free_port(spec.port + index)
+        self._server = VllmServer(spec, port=port, workdir=Path(tempfile.gettempdir()) / "evalgrid-judge")
+        self._server.start()
+        self._server.wait_ready()
+        self._address = ray.util.get_node_ip_address()  # type: ignore[no-untyped-call]
+        self._watch: asyncio.Task[None] | None = None
+
+    async def _keep_alive(self) -> None:
+        while True:
+            await asyncio.sleep(10)
+            if not self._server.alive():
+                await asyncio.to_thread(self._server.start)
+                with contextlib.suppress(InfrastructureError):
+                    await asyncio.to_thread(self._server.wait_ready)
+
+    async def url(self) -> str:
+        """The server's ``/v1`` base URL, as other nodes reach it (the first call starts the health watch)."""
+        if self._watch is None:
+            self._watch = asyncio.create_task(self._keep_alive())
+        return f"http://{self._address}:{self._server.port}/v1"
+
+    async def health(self) -> dict[str, Any]:
+        """Alive, healthy and restarts."""
+        healthy = await asyncio.to_thread(self._server.healthy)
+        if not self._server.alive():
+            await asyncio.to_thread(self._server.start)
+        return {"url": await self.url(), "healthy": healthy, "restarts": self._server.restarts}
+
+    async def stop(self) -> None:
+        """Stop the server process."""
+        if self._watch is not None:
+            self._watch.cancel()
+        await asyncio.to_thread(self._server.stop)
+
+
+class JudgePool:
+    """A named, detached Ray actor that knows a pool's servers."""
+
+    def __init__(self, servers: list[Any], urls: list[str], spec: JudgeServerSpec) -> None:
+        self._servers = servers
+        self._urls = urls
+        self._spec = spec
+
+    def urls(self) -> list[str]:
+        """The servers' base URLs."""
+        return list(self._urls)
+
+    def served_name(self) -> str:
+        """The model id the servers answer to."""
+        return self._spec.served_name
+
+    async def health(self) -> list[dict[str, Any]]:
+        """Each server's health."""
+        return list(await asyncio.gather(*(s.health.remote() for s in self._servers)))
+
+    async def stop(self) -> None:
+        """Stop every server and end the pool."""
+        await asyncio.gather(*(s.stop.remote() for s in self._servers), return_exceptions=True)
+        for server in self._servers:
+            ray.kill(server)
+
+
+def _pool_actor_name(name: str) -> str:
+    return f"judge-pool-{name}"
+
+
+def start_pool(name: str, spec: JudgeServerSpec, *, replicas: int = 1) -> list[str]:
+    """Start ``replicas`` judge servers and register them as pool ``name``; returns their URLs.
+
+    Ray must be initialised (``ray.init(address=..., namespace=NAMESPACE)``). Raises
+    :class:`ConfigError` when a pool of that name runs already.
+    """
+    if replicas < 1:
+        raise ConfigError("a judge pool needs at least one replica")
+    with contextlib.suppress(ValueError):
+        ray.get_actor(_pool_actor_name(name), namespace=NAMESPACE)
+        raise ConfigError(f"judge pool {name!r} is already running; stop it with `evalgrid judge stop --name {name}`")
+    server_class: Any = ray.remote(JudgeServer).options(num_gpus=spec.num_gpus, resources=dict(spec.resources) or None,
+                                                   max_restarts=3, lifetime="detached", namespace=NAMESPACE)
+    servers: list[Any] = [server_class.remote(spec, index) for index in range(replicas)]
+    try:
+        urls = ray.get([s.url.remote() for s in servers], timeout=spec.start_timeout_s + 60)
+    except Exception:
+        for server in servers:
+            ray.kill(server)
+        raise
+    ray.remote(JudgePool).options(name=_pool_actor_name(name), namespace=NAMESPACE, lifetime="detached",
+                                  num_cpus=0).remote(servers, urls, spec)
+    return list(urls)
+
+
+def pool_urls(name: str) -> list[str]:
+    """The servers of pool ``name`` (Ray must be connected to the cluster that runs it)."""
+    try:
+        pool = ray.get_actor(_pool_actor_name(name), namespace=NAMESPACE)
+    except ValueError as exc:
+        raise ConfigError(f"no judge pool {name!r} in this Ray cluster; start it with `evalgrid judge serve --name "
+                          f"{name} ...`") from exc
+    urls: list[str] = ray.get(pool.urls.remote(), timeout=60)
+    return urls
+
+
+def pool_health(name: str) -> list[dict[str, Any]]:
+    """Each server's health in pool ``name``."""
+    pool = ray.get_actor(_pool_actor_name(name), namespace=NAMESPACE)
+    health: list[dict[str, Any]] = ray.get(pool.health.remote(), timeout=60)
+    return health
+
+
+def stop_pool(name: str) -> None:
+    """Stop pool ``name`` and its servers."""
+    try:
+        pool = ray.get_actor(_pool_actor_name(name), namespace=NAMESPACE)
+    except ValueError as exc:
+        raise ConfigError(f"no judge pool {name!r} in this Ray cluster") from exc
+    ray.get(pool.stop.remote(), timeout=120)
+    ray.kill(pool)
+
+
+def resolve_pools(endpoints: dict[str, Endpoint]) -> dict[str, Endpoint]:
+    """Endpoints with every ``pool`` replaced by its servers' URLs (Ray must be connected)."""
+    return {name: endpoint.model_copy(update={"pool": None, "base_urls": pool_urls(endpoint.pool)})
+            if endpoint.pool else endpoint for name, endpoint in endpoints.items()}
+
+
+def endpoint_yaml(name: str, served_name: str) -> str:
+    """The sweep-file snippet that routes a judge to pool ``name``."""
+    return (f"endpoints:\n  {name}:\n    pool: {name}\njudges:\n  - name: llm\n    options: {{endpoint: {name}, "
+            f"model: {served_name}}}\n")
+
+
+def _free_port(preferred: int) -> int:
+    for port in range(preferred, preferred + 100):
+        with socket.socket() as probe:
+            try:
+                probe.bind(("0.0.0.0", port))
+                return port
+            except OSError:
+                continue
+    raise InfrastructureError(f"no free port from {preferred} on this node for a judge server")
+
