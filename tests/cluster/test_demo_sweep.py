@@ -11,12 +11,13 @@ from cluster.leaderboard import build_leaderboard
 from cluster.runner import run_sweep
 from cluster.sweep import load_sweep
 from evaluator.models import OutcomeStatus
-from tests.support import FIXTURES
+from tests.support import FIXTURES, require_docker
 
-pytestmark = [pytest.mark.browser, pytest.mark.slow]
+pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.docker]
 
 
 def test_demo_leaderboard_ranks_careful_over_sloppy_over_broken(tmp_path: Path) -> None:
+    require_docker()  # the demo sweep runs in the default sandbox backend
     sweep = load_sweep(FIXTURES / "sweeps" / "demo.yaml")
     result = asyncio.run(run_sweep(sweep, tmp_path / "demo"))
     assert len(result.outcomes) == sweep.size == 99

@@ -23,7 +23,7 @@ from cluster.results import ResultsLog
 from cluster.runner import run_sweep
 from cluster.sweep import load_sweep
 from evaluator.models import OutcomeStatus, Query, QuerySet, Verdict
-from tests.support import APPS, FIXTURES, with_browser
+from tests.support import APPS, FIXTURES, require_docker, with_browser
 
 pytestmark = pytest.mark.browser
 
@@ -142,6 +142,7 @@ def _reduce(run_dir: Path, queries: dict[str, Query]) -> tuple[Reduction, list[R
 
 @pytest.fixture(scope="module")
 def built(tmp_path_factory: pytest.TempPathFactory) -> Built:
+    require_docker()  # the sweep runs in the default sandbox backend
     root = tmp_path_factory.mktemp("report")
     sweep_path = _write_sweep(root)
     run_dir = root / "run"

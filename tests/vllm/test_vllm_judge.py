@@ -128,6 +128,18 @@ def test_a_judge_pool_of_real_vllm_servers_scores_real_evidence_into_a_valid_ver
             assert ref.file is None or ref.file in listed
         [usage] = access.meter.usage()
         assert usage.role == "judge" and usage.calls >= 2 and usage.completion_tokens > 0
+
+        # A server that dies is restarted by its actor's health watch, on the same URL.
+        subprocess.run(["pkill", "-9", "-f", "--", f"--port {spec.port}"], check=True)
+        killed = time.monotonic()
+        deadline = killed + spec.start_timeout_s + 60
+        while time.monotonic() < deadline:
+            [health] = pool_health("ci-judges")
+            if health["restarts"] == 1 and health["healthy"]:
+                break
+            time.sleep(5)
+        assert health == {"url": urls[0], "healthy": True, "restarts": 1}
+        print(f"killed server healthy again after {time.monotonic() - killed:.1f} s")
     finally:
         stop_pool("ci-judges")
     assert not _port_open(urls[0]), "the vLLM server still listens after the pool was stopped"
