@@ -7,6 +7,7 @@ import asyncio
 import contextlib
 import json
 import os
+import re
 import sys
 import time
 from collections import Counter
@@ -481,6 +482,11 @@ def _cmd_judge_serve(args: argparse.Namespace, console: Console) -> int:
             resources[name] = float(amount) if sep else 1.0
         except ValueError as exc:
             raise ConfigError(f"--ray-resource {item!r} is not NAME=AMOUNT") from exc
+    if args.detach and not args.ray_address:
+        raise ConfigError("--detach needs --ray-address (a running Ray cluster, e.g. auto): a pool in this "
+                          "command's own local Ray would end with the command")
+    if not re.fullmatch(r"[a-z0-9][a-z0-9-]{0,40}", args.name):
+        raise ConfigError(f"--name {args.name!r}: use lowercase letters, digits and '-' (a sweep's `pool:` names it)")
     if args.replicas < 1 or (args.tensor_parallel is not None and args.tensor_parallel < 1):
         raise ConfigError("--replicas and --tensor-parallel must be at least 1")
     if args.num_gpus and args.tensor_parallel and args.num_gpus < args.tensor_parallel:

@@ -141,7 +141,13 @@ class RayScheduler:
         settings, cap = self.settings, self.settings.budget
         if any(e.pool for e in settings.endpoints.values()):
             # Judge pools (`evalgrid judge serve`) are found by name in this Ray cluster.
-            settings = dataclasses.replace(settings, endpoints=resolve_pools(settings.endpoints))
+            try:
+                endpoints = await asyncio.to_thread(resolve_pools, settings.endpoints)
+            except BaseException:
+                if started_ray:
+                    ray.shutdown()
+                raise
+            settings = dataclasses.replace(settings, endpoints=endpoints)
         keeper: Any = None
         if isinstance(cap, SpendingCap):
             keeper = ray.remote(_BudgetKeeper).options(num_cpus=0).remote(cap.cap_usd, cap.spent_usd)

@@ -6,7 +6,8 @@ one vLLM server process for the model (a local path, or an ``s3://`` prefix fetc
 named, detached :class:`JudgePool` actor that knows them. A sweep names the pool in an endpoint
 (``endpoints: {judge: {pool: judges}}``); when it starts on the same Ray cluster, the pool's
 servers become the endpoint's ``base_urls`` and calls go round-robin across them, failing over on
-errors. Each server is health-checked; a server process that dies is restarted.
+errors. Each server is health-checked; one whose process dies, or that fails three checks in a
+row, is restarted on the same port.
 
 vLLM usually lives in its own Python environment (its torch pins differ from evalgrid's): give its
 interpreter as ``EVALGRID_VLLM_PYTHON`` (``make vllm`` builds ``.venv-vllm``). The server is started
@@ -18,14 +19,17 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import ctypes
 import hashlib
 import json
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -33,6 +37,7 @@ from typing import Any
 
 import httpx
 import ray
+from ray.exceptions import GetTimeoutError
 
 from cluster.object_store import S3Store, StoreSettings, is_store_url
 from evaluator.chat import Endpoint
@@ -41,6 +46,10 @@ from evaluator.errors import ConfigError, InfrastructureError
 NAMESPACE = "evalgrid"
 _STRUCTURED = {"backend": "guidance", "disable_any_whitespace": True}
 _CPU_MEMORY_SHARE = 0.25
+_PR_SET_PDEATHSIG = 1
+_WATCH_INTERVAL_S = 10.0
+_UNHEALTHY_CHECKS = 3
+"""Failed health checks in a row after which a running but hung server is restarted."""
 
 
 @dataclass(frozen=True)
@@ -82,6 +91,8 @@ class VllmServer:
         self.workdir = workdir
         self.host = host
         self._proc: subprocess.Popen[bytes] | None = None
+        self._lock = threading.Lock()
+        self._closed = False
         self.restarts = -1
 
     @property
@@ -90,7 +101,10 @@ class VllmServer:
         return self.workdir / f"vllm-{self.port}.log"
 
     def start(self) -> None:
-        """Start the process (fetching an ``s3://`` model first); :meth:`wait_ready` waits for it."""
+        """Start the process (fetching an ``s3://`` model first); :meth:`wait_ready` waits for it.
+
+        Raises :class:`InfrastructureError` once :meth:`close` was called: a restart racing a stop loses.
+        """
         model = self._model_dir()
         python = self.spec.python or os.environ.get("EVALGRID_VLLM_PYTHON") or sys.executable
         argv = [python, "-m", "vllm.entrypoints.openai.api_server", "--model", str(model),
@@ -106,11 +120,15 @@ class VllmServer:
             argv += ["--gpu-memory-utilization", str(_CPU_MEMORY_SHARE)]
         argv += list(self.spec.extra_args)
         self.workdir.mkdir(parents=True, exist_ok=True)
-        env = dict(os.environ)
-        with self.log_path.open("ab") as log:
-            self._proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log, stderr=log, env=env,
-                                          start_new_session=True)
-        self.restarts += 1
+        with self._lock:
+            if self._closed:
+                raise InfrastructureError("the judge server was stopped")
+            with self.log_path.open("ab") as log:
+                # Its own process group (vLLM starts engine processes, stopped with it), and SIGTERM when
+                # the actor's process dies, so a killed actor does not leave a server holding GPUs and a port.
+                self._proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log, stderr=log,
+                                              start_new_session=True, preexec_fn=_die_with_parent)
+            self.restarts += 1
 
     def _model_dir(self) -> Path:
         source = self.spec.model or os.environ.get("EVALGRID_JUDGE_MODEL", "")
@@ -135,14 +153,20 @@ class VllmServer:
                 (staging / name).parent.mkdir(parents=True, exist_ok=True)
                 store.download_file(name, staging / name)
             target.parent.mkdir(parents=True, exist_ok=True)
-            staging.rename(target)
+            try:
+                staging.rename(target)
+            except OSError:
+                if not (target / "config.json").is_file():
+                    raise
+                # Another replica on this node fetched the same model first: use its copy.
         finally:
             shutil.rmtree(staging, ignore_errors=True)
         return target
 
     def alive(self) -> bool:
         """Whether the process runs."""
-        return self._proc is not None and self._proc.poll() is None
+        proc = self._proc
+        return proc is not None and proc.poll() is None
 
     def healthy(self) -> bool:
         """Whether the server answers its health check."""
@@ -171,9 +195,11 @@ class VllmServer:
         except OSError:
             return "(no log)"
 
-    def stop(self) -> None:
-        """Stop the process (its whole process group: vLLM starts workers)."""
-        proc, self._proc = self._proc, None
+    def stop(self, *, close: bool = False) -> None:
+        """Stop the process (its whole process group: vLLM starts workers); ``close``: for good."""
+        with self._lock:
+            self._closed = self._closed or close
+            proc, self._proc = self._proc, None
         if proc is None:
             return
         if proc.poll() is not None:
@@ -191,64 +217,77 @@ class VllmServer:
             proc.wait()
 
 
+def _die_with_parent() -> None:
+    """In the child before exec: ask the kernel for SIGTERM when the parent (the actor's process) dies."""
+    ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
+
+
 class JudgeServer:
-    """A Ray actor owning one :class:`VllmServer`; it restarts the process when it dies."""
+    """A Ray actor owning one :class:`VllmServer`; its health watch restarts a dead or hung server."""
 
     def __init__(self, spec: JudgeServerSpec, index: int) -> None:
-        self._spec = spec
         port = _free_port(spec.port + index)
         self._server = VllmServer(spec, port=port, workdir=Path(tempfile.gettempdir()) / "evalgrid-judge")
-        self._server.start()
-        self._server.wait_ready()
+        try:
+            self._server.start()
+            self._server.wait_ready()
+        except BaseException:
+            self._server.stop(close=True)
+            raise
         self._address = ray.util.get_node_ip_address()  # type: ignore[no-untyped-call]
         self._watch: asyncio.Task[None] | None = None
 
     async def _keep_alive(self) -> None:
+        failures = 0
         while True:
-            await asyncio.sleep(10)
-            if not self._server.alive():
+            await asyncio.sleep(_WATCH_INTERVAL_S)
+            healthy = await asyncio.to_thread(self._server.healthy)
+            failures = 0 if healthy else failures + 1
+            if self._server.alive() and failures < _UNHEALTHY_CHECKS:
+                continue
+            failures = 0
+            try:
                 await asyncio.to_thread(self._server.stop)
                 await asyncio.to_thread(self._server.start)
-                with contextlib.suppress(InfrastructureError):
-                    await asyncio.to_thread(self._server.wait_ready)
+                await asyncio.to_thread(self._server.wait_ready)
+            except Exception as exc:  # noqa: BLE001 - keep watching; the next round tries again
+                print(f"judge server on port {self._server.port}: restart failed: {exc}", file=sys.stderr)
 
     async def url(self) -> str:
-        """The server's ``/v1`` base URL, as other nodes reach it (the first call starts the health watch)."""
+        """The server's ``/v1`` base URL, as other nodes reach it (the first call starts the health watch:
+        an actor's constructor cannot start tasks on its event loop)."""
         if self._watch is None:
             self._watch = asyncio.create_task(self._keep_alive())
         return f"http://{self._address}:{self._server.port}/v1"
 
     async def health(self) -> dict[str, Any]:
-        """Alive, healthy and restarts (a dead process is restarted by the health watch, not here)."""
+        """URL, whether it answers its health check, and restarts so far."""
         healthy = await asyncio.to_thread(self._server.healthy)
         return {"url": await self.url(), "healthy": healthy, "restarts": self._server.restarts}
 
     async def stop(self) -> None:
-        """Stop the server process."""
+        """Stop the server process for good."""
         if self._watch is not None:
             self._watch.cancel()
-        await asyncio.to_thread(self._server.stop)
+        await asyncio.to_thread(self._server.stop, close=True)
 
 
 class JudgePool:
     """A named, detached Ray actor that knows a pool's servers."""
 
-    def __init__(self, servers: list[Any], urls: list[str], spec: JudgeServerSpec) -> None:
+    def __init__(self, servers: list[Any]) -> None:
         self._servers = servers
-        self._urls = urls
-        self._spec = spec
 
-    def urls(self) -> list[str]:
-        """The servers' base URLs."""
-        return list(self._urls)
-
-    def served_name(self) -> str:
-        """The model id the servers answer to."""
-        return self._spec.served_name
+    async def urls(self) -> list[str]:
+        """The base URLs of the servers that answer now (asked live: a restarted actor may have moved)."""
+        answers = await asyncio.gather(*(s.url.remote() for s in self._servers), return_exceptions=True)
+        return [a for a in answers if isinstance(a, str)]
 
     async def health(self) -> list[dict[str, Any]]:
-        """Each server's health."""
-        return list(await asyncio.gather(*(s.health.remote() for s in self._servers)))
+        """Each server's health; a server whose actor does not answer is reported as such."""
+        answers = await asyncio.gather(*(s.health.remote() for s in self._servers), return_exceptions=True)
+        return [a if isinstance(a, dict) else {"url": None, "healthy": False, "error": str(a)[:300]}
+                for a in answers]
 
     async def stop(self) -> None:
         """Stop every server and end the pool."""
@@ -276,48 +315,75 @@ def start_pool(name: str, spec: JudgeServerSpec, *, replicas: int = 1) -> list[s
                                                    max_restarts=3, lifetime="detached", namespace=NAMESPACE)
     servers: list[Any] = [server_class.remote(spec, index) for index in range(replicas)]
     try:
-        urls = ray.get([s.url.remote() for s in servers], timeout=spec.start_timeout_s + 60)
-    except Exception:
+        urls: list[str] = ray.get([s.url.remote() for s in servers], timeout=spec.start_timeout_s + 60)
+    except BaseException as exc:
+        # Killing an actor also ends its vLLM process (it dies with its parent).
         for server in servers:
             ray.kill(server)
+        if isinstance(exc, GetTimeoutError):
+            wanted = {"GPU": spec.num_gpus, **spec.resources}
+            raise InfrastructureError(
+                f"judge servers were not ready within {spec.start_timeout_s + 60:.0f} s; either the cluster has no "
+                f"node with {wanted} free, or loading the model takes longer (raise --start-timeout)") from exc
         raise
     ray.remote(JudgePool).options(name=_pool_actor_name(name), namespace=NAMESPACE, lifetime="detached",
-                                  num_cpus=0).remote(servers, urls, spec)
-    return list(urls)
+                                  num_cpus=0).remote(servers)
+    return urls
 
 
-def pool_urls(name: str) -> list[str]:
-    """The servers of pool ``name`` (Ray must be connected to the cluster that runs it)."""
+def _pool(name: str) -> Any:
     try:
-        pool = ray.get_actor(_pool_actor_name(name), namespace=NAMESPACE)
+        return ray.get_actor(_pool_actor_name(name), namespace=NAMESPACE)
     except ValueError as exc:
         raise ConfigError(f"no judge pool {name!r} in this Ray cluster; start it with `evalgrid judge serve --name "
                           f"{name} ...`") from exc
+
+
+def pool_urls(name: str) -> list[str]:
+    """The servers of pool ``name`` that answer now (Ray must be connected to the cluster that runs it)."""
+    pool = _pool(name)
     urls: list[str] = ray.get(pool.urls.remote(), timeout=60)
+    if not urls:
+        raise InfrastructureError(f"no server of judge pool {name!r} answers; see `evalgrid judge status --name "
+                                  f"{name}`")
     return urls
 
 
 def pool_health(name: str) -> list[dict[str, Any]]:
     """Each server's health in pool ``name``."""
-    pool = ray.get_actor(_pool_actor_name(name), namespace=NAMESPACE)
-    health: list[dict[str, Any]] = ray.get(pool.health.remote(), timeout=60)
+    health: list[dict[str, Any]] = ray.get(_pool(name).health.remote(), timeout=60)
     return health
 
 
 def stop_pool(name: str) -> None:
     """Stop pool ``name`` and its servers."""
-    try:
-        pool = ray.get_actor(_pool_actor_name(name), namespace=NAMESPACE)
-    except ValueError as exc:
-        raise ConfigError(f"no judge pool {name!r} in this Ray cluster") from exc
+    pool = _pool(name)
     ray.get(pool.stop.remote(), timeout=120)
     ray.kill(pool)
 
 
 def resolve_pools(endpoints: dict[str, Endpoint]) -> dict[str, Endpoint]:
     """Endpoints with every ``pool`` replaced by its servers' URLs (Ray must be connected)."""
-    return {name: endpoint.model_copy(update={"pool": None, "base_urls": pool_urls(endpoint.pool)})
+    return {name: Endpoint.model_validate({**endpoint.model_dump(), "pool": None,
+                                           "base_urls": pool_urls(endpoint.pool)})
             if endpoint.pool else endpoint for name, endpoint in endpoints.items()}
+
+
+def resolve_pools_outside_ray(endpoints: dict[str, Endpoint]) -> dict[str, Endpoint]:
+    """:func:`resolve_pools` for a process that is not on Ray: joins this machine's Ray cluster (or
+    ``$RAY_ADDRESS``) just long enough to look the pools up."""
+    if not any(e.pool for e in endpoints.values()):
+        return endpoints
+    pools = ", ".join(sorted({str(e.pool) for e in endpoints.values() if e.pool}))
+    try:
+        ray.init(address="auto", namespace=NAMESPACE, include_dashboard=False, log_to_driver=False)
+    except ConnectionError as exc:
+        raise ConfigError(f"judge pool(s) {pools} live in a Ray cluster, and none was found here; set RAY_ADDRESS "
+                          "to the cluster that runs `evalgrid judge serve`, or give the servers as base_urls") from exc
+    try:
+        return resolve_pools(endpoints)
+    finally:
+        ray.shutdown()
 
 
 def endpoint_yaml(name: str, served_name: str) -> str:

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from cluster.judge_pool import resolve_pools_outside_ray
 from cluster.leaderboard import Leaderboard, build_leaderboard, leaderboard_markdown
 from cluster.reducer import open_run_directory
 from cluster.sweep import SweepSpec
@@ -59,6 +60,7 @@ async def rejudge(run_dir: Path, judge: JudgeConfig, *, endpoints: dict[str, End
     directory = open_run_directory(run_dir)
     if endpoints is None:
         endpoints = _sweep_endpoints(run_dir)
+    endpoints = await asyncio.to_thread(resolve_pools_outside_ray, endpoints)
     version = create_judge(judge).version
     models = ModelAccess(endpoints=endpoints, budget=budget, cache=ResponseCache(run_dir / "cache" / "chat"))
     paths = StagePaths(run_dir)

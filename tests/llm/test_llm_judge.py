@@ -199,3 +199,7 @@ def test_the_schemas_accept_what_the_parser_accepts_and_allow_only_real_citation
                   _dynamic(problems=[{**_dynamic()["problems"][0], "cite": {}}])):  # cites nothing
         with pytest.raises(jsonschema.ValidationError):
             jsonschema.validate(wrong, dynamic_schema(citable))
+    # A bundle with nothing to cite admits no problem at all, rather than an uncitable one.
+    jsonschema.validate(_dynamic(problems=[]), dynamic_schema(Citable()))
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(_dynamic(), dynamic_schema(Citable()))
