@@ -139,6 +139,8 @@ def _problems_schema(rubric: dict[str, Any], citable: Citable, most: int) -> dic
     if citable.files:
         cites.append({"type": "object", "additionalProperties": False, "required": ["file"],
                       "properties": {"file": {"type": "string", "enum": list(citable.files)}}})
+    if not cites:
+        return {"type": "array", "maxItems": 0}
     variants = []
     for dimension in ("functional", "aesthetic"):
         variants.append({"type": "object", "additionalProperties": False,
@@ -149,7 +151,7 @@ def _problems_schema(rubric: dict[str, Any], citable: Citable, most: int) -> dic
                              "severity": {"type": "string", "enum": ["critical", "major", "minor"]},
                              "description": {"type": "string", "maxLength": 300},
                              "cite": {"anyOf": cites}}})
-    return {"type": "array", "maxItems": most if cites else 0, "items": {"anyOf": variants}}
+    return {"type": "array", "maxItems": most, "items": {"anyOf": variants}}
 
 
 def static_schema(citable: Citable) -> dict[str, Any]:
