@@ -223,7 +223,7 @@ def write_tables(out_dir: Path, rows: Sequence[RunRow], reduction: Reduction) ->
         writer = csv.DictWriter(handle, fieldnames=columns)
         writer.writeheader()
         writer.writerows(records)
-    write_json_atomic(out_dir / "runs.json", records)
+    write_json_atomic(out_dir / "runs.json", records, indent=None)  # a table for programs: runs.csv is for people
     write_json_atomic(out_dir / "reduction.json", reduction)
     return [out_dir / n for n in ("runs.parquet", "runs.csv", "runs.json", "reduction.json")]
 
