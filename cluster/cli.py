@@ -14,7 +14,6 @@ from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 
-import ray
 import yaml
 from pydantic import BaseModel, ValidationError
 from rich.console import Console, Group
@@ -33,8 +32,7 @@ from rich.progress import (
 from cluster.docker_sandbox import collect_garbage
 from cluster.grid import RayOptions
 from cluster.inputs import InputsRef, fetch_inputs, resolve_inputs, upload_inputs
-from cluster.judge_pool import NAMESPACE as POOL_NAMESPACE
-from cluster.judge_pool import JudgeServerSpec, endpoint_yaml, pool_health, start_pool, stop_pool
+from cluster.judge_pool import JudgeServerSpec, connected, endpoint_yaml, pool_health, start_pool, stop_pool
 from cluster.k8s_sandbox import collect_garbage as collect_pod_garbage
 from cluster.kube import current_namespace
 from cluster.leaderboard import build_leaderboard, leaderboard_markdown, leaderboard_table
@@ -59,7 +57,7 @@ from cluster.submit import (
 )
 from cluster.sweep import SweepSpec, load_sweep
 from evaluator.budget import SpendingCap
-from evaluator.chat import Endpoint
+from evaluator.chat import POOL_NAME, Endpoint
 from evaluator.errors import ConfigError, EvalgridError
 from evaluator.evidence import write_json_atomic
 from evaluator.models import (
@@ -485,7 +483,7 @@ def _cmd_judge_serve(args: argparse.Namespace, console: Console) -> int:
     if args.detach and not args.ray_address:
         raise ConfigError("--detach needs --ray-address (a running Ray cluster, e.g. auto): a pool in this "
                           "command's own local Ray would end with the command")
-    if not re.fullmatch(r"[a-z0-9][a-z0-9-]{0,40}", args.name):
+    if not re.fullmatch(POOL_NAME, args.name):
         raise ConfigError(f"--name {args.name!r}: use lowercase letters, digits and '-' (a sweep's `pool:` names it)")
     if args.replicas < 1 or (args.tensor_parallel is not None and args.tensor_parallel < 1):
         raise ConfigError("--replicas and --tensor-parallel must be at least 1")
@@ -495,8 +493,7 @@ def _cmd_judge_serve(args: argparse.Namespace, console: Console) -> int:
                            num_gpus=args.num_gpus, resources=resources, port=args.port,
                            max_model_len=args.max_model_len, extra_args=tuple(args.vllm_arg),
                            start_timeout_s=args.start_timeout, python=args.vllm_python, s3_endpoint=args.s3_endpoint)
-    ray.init(address=args.ray_address, namespace=POOL_NAMESPACE, include_dashboard=False, log_to_driver=False)
-    try:
+    with connected(args.ray_address):
         model = args.model or "$EVALGRID_JUDGE_MODEL"
         with console.status(f"starting {args.replicas} vLLM server(s) for {model} ..."):
             urls = start_pool(args.name, spec, replicas=args.replicas)
@@ -518,25 +515,17 @@ def _cmd_judge_serve(args: argparse.Namespace, console: Console) -> int:
             stop_pool(args.name)
             console.print(f"judge pool {args.name!r} stopped")
             return 0
-    finally:
-        ray.shutdown()
 
 
 def _cmd_judge_status(args: argparse.Namespace, console: Console) -> int:
-    ray.init(address=args.ray_address, namespace=POOL_NAMESPACE, include_dashboard=False, log_to_driver=False)
-    try:
+    with connected(args.ray_address):
         print(json.dumps(pool_health(args.name), indent=2))
-    finally:
-        ray.shutdown()
     return 0
 
 
 def _cmd_judge_stop(args: argparse.Namespace, console: Console) -> int:
-    ray.init(address=args.ray_address, namespace=POOL_NAMESPACE, include_dashboard=False, log_to_driver=False)
-    try:
+    with connected(args.ray_address):
         stop_pool(args.name)
-    finally:
-        ray.shutdown()
     console.print(f"judge pool {args.name!r} stopped")
     return 0
 

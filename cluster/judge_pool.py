@@ -31,6 +31,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -369,6 +370,16 @@ def resolve_pools(endpoints: dict[str, Endpoint]) -> dict[str, Endpoint]:
             if endpoint.pool else endpoint for name, endpoint in endpoints.items()}
 
 
+@contextlib.contextmanager
+def connected(address: str | None) -> Iterator[None]:
+    """Ray joined at ``address`` (``None``: a new local cluster) in the pools' namespace, for the block."""
+    ray.init(address=address, namespace=NAMESPACE, include_dashboard=False, log_to_driver=False)
+    try:
+        yield
+    finally:
+        ray.shutdown()
+
+
 def resolve_pools_outside_ray(endpoints: dict[str, Endpoint]) -> dict[str, Endpoint]:
     """:func:`resolve_pools` for a process that is not on Ray: joins this machine's Ray cluster (or
     ``$RAY_ADDRESS``) just long enough to look the pools up."""
@@ -376,14 +387,11 @@ def resolve_pools_outside_ray(endpoints: dict[str, Endpoint]) -> dict[str, Endpo
         return endpoints
     pools = ", ".join(sorted({str(e.pool) for e in endpoints.values() if e.pool}))
     try:
-        ray.init(address="auto", namespace=NAMESPACE, include_dashboard=False, log_to_driver=False)
+        with connected("auto"):
+            return resolve_pools(endpoints)
     except ConnectionError as exc:
         raise ConfigError(f"judge pool(s) {pools} live in a Ray cluster, and none was found here; set RAY_ADDRESS "
                           "to the cluster that runs `evalgrid judge serve`, or give the servers as base_urls") from exc
-    try:
-        return resolve_pools(endpoints)
-    finally:
-        ray.shutdown()
 
 
 def endpoint_yaml(name: str, served_name: str) -> str:

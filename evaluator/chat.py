@@ -44,6 +44,10 @@ _IMAGE_TOKENS = 1000  # what an image part is assumed to cost when estimating be
 _DEFAULT_MAX_TOKENS = 4096
 
 
+POOL_NAME = r"^[a-z0-9][a-z0-9-]{0,40}$"
+"""What a judge pool may be called (``evalgrid judge serve --name``, an endpoint's ``pool``)."""
+
+
 class Endpoint(BaseModel):
     """An OpenAI-compatible endpoint, as a sweep file names it (``endpoints: {name: {...}}``)."""
 
@@ -53,7 +57,7 @@ class Endpoint(BaseModel):
     """Base URL up to and including ``/v1`` (e.g. ``http://judge-0:8000/v1``)."""
     base_urls: list[str] = Field(default_factory=list)
     """Several servers of the same model (a pool): calls go round-robin, and a retry goes to the next one."""
-    pool: str | None = Field(default=None, pattern=r"^[a-z0-9][a-z0-9-]{0,40}$")
+    pool: str | None = Field(default=None, pattern=POOL_NAME)
     """The name of a judge pool started with ``evalgrid judge serve``; its servers are looked up when the
     sweep starts."""
     api_key_env: str | None = Field(default=None, pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")

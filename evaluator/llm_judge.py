@@ -216,12 +216,13 @@ class LLMJudge:
         client = models.client(self.endpoint, role="judge")
         evidence = _Evidence(bundle, source_chars=self._source_chars, images=self._images,
                              keyframes=self._keyframes)
+        citable = evidence.citable
         static_answer, static_result = await self._ask(
-            client, "static_audit", static_schema(evidence.citable), _StaticAudit,
+            client, "static_audit", static_schema(citable), _StaticAudit,
             [{"role": "system", "content": _text("prompts", "judge-static-v1.md")},
              {"role": "user", "content": evidence.static_content()}], evidence)
         findings, result = await self._ask(
-            client, "dynamic_scoring", dynamic_schema(evidence.citable), _Findings,
+            client, "dynamic_scoring", dynamic_schema(citable), _Findings,
             [{"role": "system", "content": _text("prompts", "judge-dynamic-v1.md")},
              {"role": "user", "content": evidence.dynamic_content(static_answer)}], evidence)
         return _verdict(bundle, verdict_key, self._version, findings, static_answer,
