@@ -7,7 +7,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMPS := .make-stamps
 APT_PACKAGES := chromium ffmpeg fonts-noto-cjk fonts-noto-color-emoji fonts-liberation fonts-dejavu-core \
-                docker.io debootstrap pulseaudio
+                docker.io debootstrap pulseaudio $(if $(shell command -v npm),,nodejs npm)
 
 .PHONY: setup system docker images judge-image venv vllm demo test lint bench clean
 
@@ -19,7 +19,7 @@ system: $(STAMPS)/system
 $(STAMPS)/system:
 	@mkdir -p $(STAMPS)
 	@if command -v chromium >/dev/null && command -v ffmpeg >/dev/null && command -v dockerd >/dev/null \
-		&& command -v debootstrap >/dev/null && command -v pulseaudio >/dev/null \
+		&& command -v debootstrap >/dev/null && command -v pulseaudio >/dev/null && command -v npm >/dev/null \
 		&& fc-list 2>/dev/null | grep -qi "Noto Sans CJK" && fc-list 2>/dev/null | grep -qi "Noto Color Emoji"; then \
 		echo "system packages present"; \
 	elif [ "$$(id -u)" = 0 ]; then \
@@ -84,7 +84,7 @@ lint: venv
 	$(BIN)/mypy
 
 # Every benchmark runs even when one misses its target; the misses are listed at the end (and fail it).
-BENCHMARKS := bench_static_perception bench_reducer bench_resume bench_grid
+BENCHMARKS := bench_static_perception bench_reducer bench_resume bench_grid bench_build
 bench: setup
 	@failed=""; for b in $(BENCHMARKS); do \
 		echo "== $$b"; $(BIN)/python tests/benchmarks/$$b.py || failed="$$failed $$b"; \

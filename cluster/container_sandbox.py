@@ -25,6 +25,8 @@ from playwright.async_api import Error as PlaywrightError
 
 from cluster.bridge import Bridge, OpenUpstream, Upstream
 from evaluator.errors import BrowserUnavailableError, SandboxError
+from evaluator.models import BuildReport, MirroredPackage, Stack
+from evaluator.sandbox import BUILD_TIMEOUT_S
 from evaluator.soundtrack import AudioSource
 
 APP_ORIGIN = "http://127.0.0.1:8080"
@@ -64,6 +66,7 @@ class ContainerSandbox(ABC):
         self._control: Upstream | None = None
         self._control_lock = asyncio.Lock()
         self._watcher: asyncio.Task[None] | None = None
+        self._mirror: list[MirroredPackage] | None = None
 
     # ------------------------------------------------------------------ what a backend provides
 
@@ -108,7 +111,8 @@ class ContainerSandbox(ABC):
         # it still works when the app has used up the pids limit.
         self._control = await self._open_control()
         self._watcher = asyncio.ensure_future(self._watch(self.name))
-        await self._request({"op": "ping"})
+        packages = (await self._request({"op": "mirror"})).get("packages")
+        self._mirror = [MirroredPackage.model_validate(p) for p in packages] if isinstance(packages, list) else []
 
     async def _watch(self, name: str) -> None:
         """When the sandbox stops, cut every connection into it at once.
@@ -140,18 +144,36 @@ class ContainerSandbox(ABC):
                 await asyncio.sleep(0.1)
         raise BrowserUnavailableError(f"Chromium in sandbox {self.name} did not answer within {wait_s:.0f} s: {last}")
 
-    def serve(self, root: Path, log: list[str]) -> AbstractAsyncContextManager[str]:
+    @property
+    def mirror(self) -> list[MirroredPackage] | None:
+        """What the sandbox's offline CDN mirror holds (read from the sandbox when it started)."""
+        return self._mirror
+
+    def serve(self, root: Path, log: list[str],
+              requests: list[dict[str, str]] | None = None) -> AbstractAsyncContextManager[str]:
         """Replace the sandbox's app with ``root`` (stray processes of the last app are killed first)."""
-        return self._serve(root, log)
+        return self._serve(root, log, requests)
 
     @asynccontextmanager
-    async def _serve(self, root: Path, log: list[str]) -> AsyncIterator[str]:
+    async def _serve(self, root: Path, log: list[str],
+                     requests: list[dict[str, str]] | None) -> AsyncIterator[str]:
         await self._request({"op": "load", "files": _files(root)})
         try:
             yield APP_ORIGIN
         finally:
             reply = await self._request({"op": "log"})
             log.extend(line for line in str(reply.get("log", "")).splitlines() if line)
+            if requests is not None:
+                requests.extend(_mirror_records(str(reply.get("mirror", ""))))
+
+    async def build(self, stack: Stack, entry: str) -> tuple[BuildReport, str]:
+        """Build the loaded component or project in the sandbox (offline, against the image's toolchain)."""
+        reply = await self._request({"op": "build", "stack": str(stack), "entry": entry,
+                                     "timeout_s": BUILD_TIMEOUT_S}, timeout=BUILD_TIMEOUT_S + 30)
+        code = int(str(reply.get("exit_code", -1)))
+        report = BuildReport(ok=code == 0, stack=stack, entry=entry, seconds=round(float(str(reply["seconds"])), 3),
+                             exit_code=code, timed_out=bool(reply.get("timed_out")))
+        return report, str(reply.get("log", ""))
 
     async def start_app_process(self, argv: list[str]) -> int:
         """Start a process of the app (a dev server) in the app directory; the next :meth:`serve` kills it."""
@@ -202,6 +224,19 @@ class ContainerSandbox(ABC):
                 await asyncio.wait_for(control.close(), 5)
         if self.name:
             await self._remove()
+
+
+def _mirror_records(text: str) -> list[dict[str, str]]:
+    """The mirror's log lines (one JSON object each); a line the app made unreadable is skipped."""
+    records = []
+    for line in text.splitlines():
+        try:
+            record = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(record, dict):
+            records.append({str(k): str(v) for k, v in record.items()})
+    return records
 
 
 def _files(root: Path) -> dict[str, str]:

@@ -20,16 +20,17 @@ from playwright.async_api import Error as PlaywrightError
 from evaluator.chat import ModelAccess
 from evaluator.console import PageLog
 from evaluator.crash import CrashWatch
+from evaluator.environment import web_environment
 from evaluator.errors import BudgetExhaustedError, InfrastructureError, ModelRequestError
 from evaluator.evidence import EvidenceWriter
 from evaluator.freeze import FreezeController
 from evaluator.interaction import Interaction
 from evaluator.keys import COLLECTOR_VERSION
-from evaluator.models import AgentConfig, Artifact, EvidenceManifest, Query, ToolVersions
+from evaluator.models import AgentConfig, Artifact, BuildReport, EvidenceManifest, Query, Stack, ToolVersions
 from evaluator.observation import AgentSummary
 from evaluator.perception import perceive
 from evaluator.policies import policies
-from evaluator.sandbox import LOOPBACK, AppHost
+from evaluator.sandbox import BUILD_OUTPUT, LOOPBACK, AppHost
 from evaluator.screencast import ScreenRecorder, ffmpeg_version
 from evaluator.soundtrack import AudioCapture, AudioRecorder, AudioSource, mux_audio
 
@@ -67,17 +68,33 @@ async def collect_evidence(
     interaction: Interaction | None = None
     failure: dict[str, str] | None = None
     sound = _Soundtrack(host.audio, writer.path("interaction/.audio.wav"))
-    async with host.serve(bundle_dir / "source", server_log) as origin:
+    requests: list[dict[str, str]] = []
+    build: BuildReport | None = None
+    async with host.serve(bundle_dir / "source", server_log, requests) as origin:
         url = f"{origin}/{artifact.entrypoint}"
-        try:
-            desktop, page = await perceive(browser, origin=origin, url=url, writer=writer, log=log, blocked=blocked,
-                                           phase=phase, timings=timings)
-        except PlaywrightError as exc:
-            if not browser.is_connected():
-                raise InfrastructureError(f"the browser died during Static Perception: {exc}") from exc
-            # The app crashed or wedged its own tab before it could be seen: a result about the app
-            # (the judge scores it as a render failure), not a reason to retry.
-            failure = {"phase": phase["name"], "error": f"{type(exc).__name__}: {str(exc)[:500]}"}
+        if artifact.stack in (Stack.COMPONENT, Stack.PROJECT):
+            mark = time.monotonic()
+            build, build_log = await host.build(artifact.stack, artifact.entrypoint)
+            timings["build"] = time.monotonic() - mark
+            writer.write_text(build.log_file, build_log)
+            # The build's output is what a developer's terminal would show: the judge's dev-server output.
+            server_log.extend(build_log.splitlines())
+            url = f"{origin}/{BUILD_OUTPUT}"
+        if build is not None and not build.ok:
+            failure = {"phase": "build", "error": f"the {artifact.stack} build failed (exit code "
+                                                   f"{build.exit_code}{', timed out' if build.timed_out else ''}); "
+                                                   f"see {build.log_file}"}
+        else:
+            try:
+                desktop, page = await perceive(browser, origin=origin, url=url, writer=writer, log=log,
+                                               blocked=blocked, phase=phase, timings=timings,
+                                               confine=host.mirror is None)
+            except PlaywrightError as exc:
+                if not browser.is_connected():
+                    raise InfrastructureError(f"the browser died during Static Perception: {exc}") from exc
+                # The app crashed or wedged its own tab before it could be seen: a result about the app
+                # (the judge scores it as a render failure), not a reason to retry.
+                failure = {"phase": phase["name"], "error": f"{type(exc).__name__}: {str(exc)[:500]}"}
         if failure is None:
             phase["name"] = "interaction"
             mark = time.monotonic()
@@ -120,14 +137,15 @@ async def collect_evidence(
     if failure is not None:
         writer.write_json("static/failure.json", failure)
         writer.write_json("interaction/result.json", {
-            "ended_by": "perception_failure", "error": failure["error"], "coverage": None, "steps": 0,
+            "ended_by": "build_failure" if failure["phase"] == "build" else "perception_failure",
+            "error": failure["error"], "coverage": None, "steps": 0,
             "video_duration_s": 0.0, "frames": 0, "wall_duration_s": 0.0, "console_entries_dropped": log.dropped,
         })
         writer.write_json("interaction/trace.json", [])
         writer.write_json("agent_summary.json", _no_summary(f"the app failed during Static Perception: "
                                                             f"{failure['error']}"))
         return _finish(writer, artifact, agent, browser, host, evidence_key, timings, log, blocked, server_log,
-                       started, video_time=lambda wall: None)
+                       requests, build, started, video_time=lambda wall: None)
     mark = time.monotonic()
     video_s, audio = 0.0, {"track": False, "note": "no video"}
     if recorder is not None and recorder.frame_count:
@@ -155,8 +173,8 @@ async def collect_evidence(
             return None
         return round(recorder.video_time(wall), 3)
 
-    return _finish(writer, artifact, agent, browser, host, evidence_key, timings, log, blocked, server_log, started,
-                   video_time=video_time)
+    return _finish(writer, artifact, agent, browser, host, evidence_key, timings, log, blocked, server_log, requests,
+                   build, started, video_time=video_time)
 
 
 def _no_summary(why: str) -> AgentSummary:
@@ -213,11 +231,19 @@ class _Soundtrack:
 
 def _finish(writer: EvidenceWriter, artifact: Artifact, agent: AgentConfig, browser: Browser, host: AppHost,
             evidence_key: str, timings: dict[str, float], log: PageLog, blocked: list[str], server_log: list[str],
-            started: float, *, video_time: Callable[[float], float | None]) -> EvidenceManifest:
-    """Write the console, network and server logs, then commit the bundle with its manifest."""
+            requests: list[dict[str, str]], build: BuildReport | None, started: float, *,
+            video_time: Callable[[float], float | None]) -> EvidenceManifest:
+    """Write the console, network and server logs, then commit the bundle with its manifest.
+
+    ``blocked`` are the external requests the driver refused; ``requests`` the mirror's record of the
+    ones that reached it: served from the mirror, missed (a CDN URL it has no file for) or refused.
+    """
     writer.write_json("console.json", [{**{k: v for k, v in e.items() if k != "wall"},
                                         "video_time_s": video_time(e["wall"])} for e in log.entries])
-    writer.write_json("network.json", {"blocked": sorted(set(blocked)),
+    by_kind = {kind: sorted({r["url"] for r in requests if r.get("kind") == kind and "url" in r})
+               for kind in ("served", "miss", "blocked")}
+    writer.write_json("network.json", {"blocked": sorted(set(blocked) | set(by_kind["blocked"])),
+                                       "mirror": {"served": by_kind["served"], "missed": by_kind["miss"]},
                                        "failed": [e for e in log.entries if e["kind"] == "requestfailed"]})
     writer.write_text("server.log", "\n".join(server_log) + "\n")
     timings["total"] = time.monotonic() - started
@@ -228,4 +254,5 @@ def _finish(writer: EvidenceWriter, artifact: Artifact, agent: AgentConfig, brow
             browser=f"chromium {browser.version}", playwright=_package_version("playwright"),
             ffmpeg=ffmpeg_version(), sandbox=host.label,
         ),
+        build=build, web=web_environment(host.mirror or []),
     )

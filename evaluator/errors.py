@@ -82,5 +82,9 @@ class WorkerStartError(InfrastructureError):
     """A worker could not get a browser at all (no image, no Docker engine, no Chromium): stop the sweep."""
 
 
+class BuildUnavailableError(EvalgridError):
+    """The app host cannot build component or project answers (the local backend); use a sandbox backend."""
+
+
 class EvidenceError(EvalgridError):
     """An evidence bundle is missing, incomplete or does not match its manifest."""

@@ -16,7 +16,14 @@ from pydantic import BaseModel
 
 from evaluator.errors import EvidenceError
 from evaluator.keys import sha256_bytes
-from evaluator.models import AgentConfig, EvidenceFile, EvidenceManifest, ToolVersions
+from evaluator.models import (
+    AgentConfig,
+    BuildReport,
+    EvidenceFile,
+    EvidenceManifest,
+    ToolVersions,
+    WebEnvironment,
+)
 
 MANIFEST = "manifest.json"
 INCOMPLETE = "INCOMPLETE"
@@ -79,7 +86,7 @@ class EvidenceWriter:
 
     def commit(
         self, *, evidence_key: str, artifact_key: str, agent: AgentConfig, tools: ToolVersions,
-        timings: dict[str, float],
+        timings: dict[str, float], build: BuildReport | None = None, web: WebEnvironment | None = None,
     ) -> EvidenceManifest:
         """Hash every file, write the manifest last, and drop the INCOMPLETE marker."""
         files = []
@@ -92,6 +99,7 @@ class EvidenceWriter:
         manifest = EvidenceManifest(
             evidence_key=evidence_key, artifact_key=artifact_key, agent=agent, tools=tools,
             files=files, timings={k: round(v, 3) for k, v in timings.items()}, created_at=utc_now(),
+            build=build, web=web,
         )
         write_json_atomic(self.root / MANIFEST, manifest)
         (self.root / INCOMPLETE).unlink(missing_ok=True)

@@ -15,18 +15,22 @@ from evaluator.models import ReasonCode, RejectedFile, Stack
 MAX_ANSWER_BYTES = 4 * 1024 * 1024
 MAX_FILES = 64
 _FENCE = re.compile(r"^(?P<indent> {0,3})(?P<ticks>`{3,}|~{3,})(?P<info>[^\n`]*)$", re.MULTILINE)
-_FILENAME = re.compile(r"^[\w][\w .@()+-]*(/[\w][\w .@()+-]*)*\.(html?|css|m?js|jsx|tsx|json|svg|txt|md)$", re.I)
-_NAMEISH = re.compile(r"[\w./\\~-]+\.(?:html?|css|m?js|jsx|tsx?|json|svg|txt|md|py|sh)\b", re.I)
+_FILENAME = re.compile(r"^[\w][\w .@()+-]*(/[\w][\w .@()+-]*)*\.(html?|css|m?js|jsx|tsx?|vue|json|svg|txt|md)$", re.I)
+_NAMEISH = re.compile(r"[\w./\\~-]+\.(?:html?|css|m?js|jsx|tsx?|vue|json|svg|txt|md|py|sh)\b", re.I)
 _HTML_HINT = re.compile(r"<!doctype html|<html[\s>]|<body[\s>]|<head[\s>]", re.I)
 _TAG_LINES = re.compile(r"^\s*<(div|p|h[1-6]|button|section|main|canvas|svg|table|form|ul|script|style)\b", re.I | re.M)
-_LANG_DEFAULT = {"html": "index.html", "css": "style.css", "js": "script.js", "jsx": "App.jsx"}
+_LANG_DEFAULT = {"html": "index.html", "css": "style.css", "js": "script.js", "jsx": "App.jsx", "tsx": "App.tsx",
+                 "vue": "App.vue"}
 _LANG_ALIASES = {
     "html": "html", "htm": "html", "xml": "html", "markup": "html",
     "css": "css", "scss": "css",
     "js": "js", "javascript": "js", "mjs": "js",
-    "jsx": "jsx", "tsx": "jsx", "react": "jsx", "vue": "jsx",
+    "jsx": "jsx", "react": "jsx", "tsx": "tsx", "ts": "ts", "typescript": "ts", "vue": "vue",
     "json": "json", "svg": "svg",
 }
+_COMPONENT = re.compile(r"\.(jsx|tsx|vue)$", re.I)
+# Dependencies that say a package.json project is built, not served as it is.
+_BUILT_WITH = re.compile(r'"(vite|react|react-dom|vue|@vitejs/[\w-]+|preact|solid-js)"\s*:')
 _UNSERVED = "language not served"
 _IGNORED_LANGS = {"bash", "sh", "shell", "console", "text", "txt", "plaintext", "powershell", "cmd", "diff"}
 
@@ -175,6 +179,8 @@ def _assemble(blocks: list[_Block], notes: list[str]) -> ExtractedApp | NotAsses
         files[path] = block.code
         if len(files) > MAX_FILES:
             return NotAssessable(ReasonCode.TOO_LARGE, f"answer has more than {MAX_FILES} files")
+    if _needs_build(files):
+        return _built_app(files, rejected, notes)
     html_files = sorted(p for p in files if p.lower().endswith((".html", ".htm")))
     if not html_files:
         if files or unserved:
@@ -189,6 +195,27 @@ def _assemble(blocks: list[_Block], notes: list[str]) -> ExtractedApp | NotAsses
     entry = "index.html" if "index.html" in files else html_files[0]
     files[entry] = _attach_loose(files, entry, loose, notes)
     stack = Stack.HTML if len(files) == 1 else Stack.STATIC
+    return ExtractedApp(files=files, entrypoint=entry, stack=stack, rejected=rejected, notes=notes)
+
+
+def _needs_build(files: dict[str, str]) -> bool:
+    """A project that declares a framework or a bundler, or component files with no page of their own."""
+    if "package.json" in files:
+        return bool(_BUILT_WITH.search(files["package.json"])) or any(_COMPONENT.search(p) for p in files)
+    return any(_COMPONENT.search(p) for p in files) and not any(p.lower().endswith((".html", ".htm")) for p in files)
+
+
+def _built_app(files: dict[str, str], rejected: list[RejectedFile], notes: list[str]) -> ExtractedApp:
+    """A project (built from its ``index.html``) or a component (the one to mount is the entry point)."""
+    if "package.json" in files and "index.html" in files:
+        return ExtractedApp(files=files, entrypoint="index.html", stack=Stack.PROJECT, rejected=rejected, notes=notes)
+    components = sorted((p for p in files if _COMPONENT.search(p)), key=lambda p: (p.count("/"), p))
+    exported = [p for p in components if re.search(r"^\s*export\s+default\b", files[p], re.M) or p.endswith(".vue")]
+    apps = [p for p in exported if p.rsplit("/", 1)[-1].split(".")[0].lower() == "app"]
+    entry = (apps or exported or components)[0]
+    if len(components) > 1:
+        notes.append(f"{len(components)} component files; {entry} is mounted")
+    stack = Stack.PROJECT if "package.json" in files else Stack.COMPONENT
     return ExtractedApp(files=files, entrypoint=entry, stack=stack, rejected=rejected, notes=notes)
 
 

@@ -172,6 +172,10 @@ class Stack(StrEnum):
     """A single self-contained HTML file."""
     STATIC = "static"
     """Several static files (HTML, CSS, JS, assets) served as they are."""
+    COMPONENT = "component"
+    """A React (JSX/TSX) or Vue (SFC) component and no HTML: mounted on a generated page and built."""
+    PROJECT = "project"
+    """A project with a ``package.json`` that needs a build (Vite, JSX, Vue): built, then served."""
 
 
 class RejectedFile(_Record):
@@ -245,6 +249,47 @@ class ToolVersions(_Record):
     """Sandbox backend and image digest (``local`` when no container is used)."""
 
 
+class BuildReport(_Record):
+    """The offline build of a component or project answer, run in the sandbox before it is served."""
+
+    ok: bool
+    """Whether the build produced a page to serve."""
+    stack: Stack
+    """What was built."""
+    entry: str
+    """The answer's file the build started from (a component to mount, or a project's ``index.html``)."""
+    seconds: float = Field(ge=0)
+    """Wall time of the build."""
+    exit_code: int
+    """The build process's exit code (``-1`` when it was killed or could not start)."""
+    timed_out: bool = False
+    """The build outlived its time limit and was killed."""
+    log_file: str = "build.log"
+    """The build log in the bundle: what a developer's terminal would show (the judge's dev-server output)."""
+
+
+class MirroredPackage(_Record):
+    """One library the sandbox's offline CDN mirror holds."""
+
+    name: str
+    version: str
+    family: str | None = None
+    """The Google Fonts family it answers for (``@fontsource`` packages)."""
+
+
+class WebEnvironment(_Record):
+    """The frozen web the page ran in: what its CDN requests could get, and how rendering was pinned."""
+
+    mirror: list[MirroredPackage] = Field(default_factory=list)
+    """Libraries the offline CDN mirror answered from; empty without a mirror (every external request blocked)."""
+    locale: str
+    timezone: str
+    start_time: str
+    """The page clock's start (ISO 8601): every run begins at the same instant."""
+    random_seed: int
+    """``Math.random`` is a seeded generator, reset for every document."""
+
+
 class EvidenceManifest(_Record):
     """Index of a committed evidence bundle; written last, so its presence means complete."""
 
@@ -264,6 +309,10 @@ class EvidenceManifest(_Record):
     """Seconds spent per phase (``static``, ``interaction``, ``encode`` ...)."""
     created_at: str
     """UTC time the bundle was committed (ISO 8601)."""
+    build: BuildReport | None = None
+    """The build of a component or project answer; ``None`` for answers served as they are."""
+    web: WebEnvironment | None = None
+    """The frozen web environment of the run."""
 
 
 # --------------------------------------------------------------------------------- verdict
@@ -397,6 +446,8 @@ class ReasonCode(StrEnum):
     TOO_LARGE = "too_large"
     UNSAFE_FILES_ONLY = "unsafe_files_only"
     UNSUPPORTED_STACK = "unsupported_stack"
+    BUILD_FAILED = "build_failed"
+    BUILD_UNAVAILABLE = "build_unavailable"
     BROWSER_UNAVAILABLE = "browser_unavailable"
     BROWSER_CRASHED = "browser_crashed"
     ENCODER_FAILED = "encoder_failed"

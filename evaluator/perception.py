@@ -8,11 +8,12 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from playwright.async_api import Browser, BrowserContext, Page, ViewportSize
+from playwright.async_api import Browser, BrowserContext, CDPSession, Page, ViewportSize
 
 from evaluator.accessibility import audit_accessibility
 from evaluator.browser import confine_to_origin
 from evaluator.console import PageLog
+from evaluator.environment import LOCALE, TIMEZONE, first_look, pin_context, release
 from evaluator.evidence import EvidenceWriter
 from evaluator.probes import page_facts, probe_image, wait_for_render
 
@@ -33,8 +34,9 @@ class Impression:
     files: list[str]
 
 
-async def load(page: Page, url: str) -> dict[str, Any]:
-    """Navigate and wait until the page is really rendered; returns load timings."""
+async def load(page: Page, url: str) -> tuple[dict[str, Any], CDPSession]:
+    """Navigate, bring the page to its first look (:func:`~evaluator.environment.first_look`) and wait until
+    it is really rendered; returns load timings and the session that holds it still."""
     started = time.monotonic()
     error = None
     try:
@@ -42,13 +44,14 @@ async def load(page: Page, url: str) -> dict[str, Any]:
     except Exception as exc:  # noqa: BLE001 - a page that never finishes loading is evidence, not a crash
         error = f"{type(exc).__name__}: {str(exc)[:300]}"
     loaded = time.monotonic() - started
+    still = await first_look(page)
     settle = await wait_for_render(page)
     navigation = await page.evaluate(
         "(() => { const n = performance.getEntriesByType('navigation')[0];"
         " return n ? {dom_content_loaded_ms: n.domContentLoadedEventEnd, load_ms: n.loadEventEnd} : {}; })()"
     )
     return {"load_s": round(loaded, 3), "settle_s": round(settle.seconds, 3), "layout_stable": settle.stable,
-            "navigation_error": error, **navigation}
+            "navigation_error": error, **navigation}, still
 
 
 async def capture(page: Page, viewport: str, writer: EvidenceWriter, timings: dict[str, Any]) -> Impression:
@@ -98,53 +101,64 @@ async def snapshot_document(page: Page, writer: EvidenceWriter) -> None:
     writer.write_text("static/accessibility.yaml", aria)
 
 
-async def new_app_context(browser: Browser, origin: str, blocked: list[str], *, mobile: bool) -> BrowserContext:
-    """A fresh browser context sized for desktop or mobile, confined to the app's ``origin``."""
+async def new_app_context(browser: Browser, origin: str, blocked: list[str], *, mobile: bool,
+                          confine: bool = True) -> BrowserContext:
+    """A fresh browser context sized for desktop or mobile, pinned to the frozen web environment.
+
+    With ``confine`` the driver refuses every request outside the app's ``origin`` (recorded in
+    ``blocked``); without, the sandbox's CDN mirror answers or refuses them.
+    """
     context = await browser.new_context(
         viewport=MOBILE if mobile else DESKTOP, is_mobile=mobile, has_touch=mobile, device_scale_factor=1,
-        service_workers="block", accept_downloads=False, locale="en-US", timezone_id="UTC",
+        service_workers="block", accept_downloads=False, locale=LOCALE, timezone_id=TIMEZONE,
     )
-    await confine_to_origin(context, origin, blocked)
+    await pin_context(context)
+    if confine:
+        await confine_to_origin(context, origin, blocked)
     return context
 
 
 async def perceive(
     browser: Browser, *, origin: str, url: str, writer: EvidenceWriter, log: PageLog, blocked: list[str],
-    phase: dict[str, str], timings: dict[str, float],
+    phase: dict[str, str], timings: dict[str, float], confine: bool = True,
 ) -> tuple[BrowserContext, Page]:
     """Static Perception at mobile and desktop size, both at once (independent contexts).
 
     The desktop impression includes an axe-core audit (in an isolated world, so the app's own
     JavaScript never sees it).
 
-    Returns the desktop context and page, still open, with Playwright's clock installed before the
-    page loaded: the interaction continues on the page the first impression was taken of.
+    Returns the desktop context and page, still open and running again at real speed, with Playwright's
+    clock installed before the page loaded: the interaction continues on the page the first impression
+    was taken of.
+    ``confine``: see :func:`new_app_context`.
     """
     phase["name"] = "load"
 
     async def mobile() -> None:
         started = time.monotonic()
-        context = await new_app_context(browser, origin, blocked, mobile=True)
+        context = await new_app_context(browser, origin, blocked, mobile=True, confine=confine)
         try:
             page = await context.new_page()
             log.attach(page, lambda: "mobile")
-            await capture(page, "mobile", writer, await load(page, url))
+            timings_mobile, _ = await load(page, url)
+            await capture(page, "mobile", writer, timings_mobile)
         finally:
             await context.close()
         timings["static_mobile"] = time.monotonic() - started
 
     async def desktop() -> tuple[BrowserContext, Page]:
         started = time.monotonic()
-        context = await new_app_context(browser, origin, blocked, mobile=False)
+        context = await new_app_context(browser, origin, blocked, mobile=False, confine=confine)
         try:
-            await context.clock.install()
             page = await context.new_page()
             log.attach(page, lambda: phase["name"])
-            await capture(page, "desktop", writer, await load(page, url))
+            timings_desktop, still = await load(page, url)
+            await capture(page, "desktop", writer, timings_desktop)
             await snapshot_document(page, writer)
             audit_started = time.monotonic()
             writer.write_json("static/accessibility.json", await audit_accessibility(page, timeout_s=20))
             timings["accessibility"] = time.monotonic() - audit_started
+            await release(page, still)
         except BaseException:
             await context.close()
             raise

@@ -16,7 +16,7 @@ from playwright.async_api import Browser
 
 from evaluator.chat import ModelAccess
 from evaluator.collect import collect_evidence
-from evaluator.errors import EncoderUnavailableError, JudgeOutputError, ModelRequestError
+from evaluator.errors import BuildUnavailableError, EncoderUnavailableError, JudgeOutputError, ModelRequestError
 from evaluator.evidence import EvidenceBundle, read_manifest, utc_now, write_json_atomic
 from evaluator.extract import NotAssessable, extract_app
 from evaluator.generate import generate, read_answer
@@ -161,6 +161,16 @@ async def execute_run(spec: RunSpec, *, browser: Browser, paths: StagePaths, att
         except EncoderUnavailableError as exc:
             return outcome(OutcomeStatus.INFRA_ERROR, ReasonCode.ENCODER_FAILED, str(exc),
                            artifact_key=artifact_key, evidence_key=evidence_key)
+        except BuildUnavailableError as exc:
+            return outcome(OutcomeStatus.INFRA_ERROR, ReasonCode.BUILD_UNAVAILABLE, str(exc),
+                           artifact_key=artifact_key, evidence_key=evidence_key)
+    manifest = read_manifest(bundle_dir)
+    if manifest is not None and manifest.build is not None and not manifest.build.ok:
+        # The answer does not build offline against the sandbox's packages: the model's failure, with its log.
+        log_tail = (bundle_dir / manifest.build.log_file).read_text(encoding="utf-8", errors="replace")[-1500:]
+        return outcome(OutcomeStatus.NON_ASSESSABLE, ReasonCode.BUILD_FAILED,
+                       f"the {manifest.build.stack} build failed; its log ends:\n{log_tail}",
+                       artifact_key=artifact_key, evidence_key=evidence_key)
 
     verdicts: list[Verdict] = []
     for config in (spec.judge, *spec.panel):

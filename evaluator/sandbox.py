@@ -12,8 +12,14 @@ from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from pathlib import Path
 from typing import Protocol
 
+from evaluator.errors import BuildUnavailableError
+from evaluator.models import BuildReport, MirroredPackage, Stack
 from evaluator.serve import serve_directory
 from evaluator.soundtrack import AudioSource
+
+BUILD_OUTPUT = ".evalgrid-build/index.html"
+"""Where a built app's page is, relative to the served app directory."""
+BUILD_TIMEOUT_S = 180.0
 
 
 class AppHost(Protocol):
@@ -29,8 +35,24 @@ class AppHost(Protocol):
         """Where the browser's sound can be recorded, or ``None`` (the video then has no audio track)."""
         ...
 
-    def serve(self, root: Path, log: list[str]) -> AbstractAsyncContextManager[str]:
-        """Serve ``root`` for the duration of the context; yields the origin, appends server log lines to ``log``."""
+    @property
+    def mirror(self) -> list[MirroredPackage] | None:
+        """The offline CDN mirror beside the browser, which then answers or refuses every external request
+        itself; ``None`` when there is none (the driver blocks every external request)."""
+        ...
+
+    def serve(self, root: Path, log: list[str],
+              requests: list[dict[str, str]] | None = None) -> AbstractAsyncContextManager[str]:
+        """Serve ``root`` for the duration of the context; yields the origin, appends server log lines to ``log``
+        and, on exit, the mirror's record of the page's external requests to ``requests``."""
+        ...
+
+    async def build(self, stack: Stack, entry: str) -> tuple[BuildReport, str]:
+        """Build the served component or project (inside :meth:`serve`) into :data:`BUILD_OUTPUT`.
+
+        Returns the report and the build log. A failed build is a report, not an exception; a host that
+        cannot build raises :class:`~evaluator.errors.BuildUnavailableError`.
+        """
         ...
 
 
@@ -39,15 +61,23 @@ class LoopbackHost:
 
     label = "local (loopback only; NOT a sandbox)"
     audio: AudioSource | None = None  # Playwright mutes the Chromium it launches headless
+    mirror: list[MirroredPackage] | None = None
 
     @asynccontextmanager
     async def _serve(self, root: Path, log: list[str]) -> AsyncIterator[str]:
         with serve_directory(root, log) as origin:
             yield origin
 
-    def serve(self, root: Path, log: list[str]) -> AbstractAsyncContextManager[str]:
+    def serve(self, root: Path, log: list[str],
+              requests: list[dict[str, str]] | None = None) -> AbstractAsyncContextManager[str]:
         """Serve ``root`` on a free loopback port."""
         return self._serve(root, log)
+
+    async def build(self, stack: Stack, entry: str) -> tuple[BuildReport, str]:
+        """Not here: builds run against the toolchain in the sandbox image."""
+        raise BuildUnavailableError(
+            f"{entry} is a {stack} answer, which is built offline in the sandbox; run with the docker or "
+            "kubernetes backend (the local backend has no build toolchain)")
 
 
 LOOPBACK = LoopbackHost()

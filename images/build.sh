@@ -75,7 +75,11 @@ trap 'rm -rf "${scratch[@]}" ${root:+"$root"}' EXIT
 
 for target in "${TARGETS[@]}"; do
   case "$target" in
-    sandbox) build "$SANDBOX" sandbox --build-arg "BASE=$BASE" ;;
+    sandbox)
+      # The offline CDN mirror and the build toolchain, from the npm registry on the host (locked).
+      sandbox/npm-tree.sh sandbox/mirror sandbox/build/mirror
+      sandbox/npm-tree.sh sandbox/toolchain sandbox/build/toolchain
+      build "$SANDBOX" sandbox --build-arg "BASE=$BASE" ;;
     worker)
       check_wheel_python
       constraints="$(mktemp)"; scratch+=("$constraints" worker/wheels ../build)

@@ -2,9 +2,6 @@
 // container, one JSON request per line on stdin and one JSON reply per line on stdout (ops.js).
 "use strict";
 
-const readline = require("readline");
-const { handleLine } = require("./ops");
+const { serveLines } = require("./ops");
 
-readline.createInterface({ input: process.stdin, crlfDelay: Infinity }).on("line", (line) => {
-  process.stdout.write(handleLine(line) + "\n");
-});
+serveLines(process.stdin, (reply) => process.stdout.write(reply));

@@ -11,9 +11,8 @@
 
 const crypto = require("crypto");
 const net = require("net");
-const readline = require("readline");
 const { spawn } = require("child_process");
-const { handleLine } = require("./ops");
+const { serveLines } = require("./ops");
 
 const HANDSHAKE_LIMIT = 4096;
 const HANDSHAKE_TIMEOUT_MS = 5000;
@@ -25,8 +24,7 @@ function sameToken(given, expected) {
 }
 
 function control(socket, rest) {
-  const lines = readline.createInterface({ input: socket, crlfDelay: Infinity });
-  lines.on("line", (line) => socket.write(handleLine(line) + "\n"));
+  serveLines(socket, (reply) => socket.write(reply));
   if (rest.length) socket.unshift(rest);
 }
 

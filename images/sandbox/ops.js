@@ -12,6 +12,8 @@ const { spawn } = require("child_process");
 const APP_ROOT = "/srv/app";
 const STATE = process.env.EVALGRID_STATE || "/tmp/evalgrid";
 const OWN_CHILDREN = path.join(STATE, "own-children");
+const MIRROR_LOG = path.join(STATE, "mirror.log");
+const MIRROR_ROOT = "/opt/evalgrid/mirror";
 
 function processes() {
   const table = new Map();
@@ -74,6 +76,10 @@ function killStrays() {
   return killed;
 }
 
+function readIfThere(file) {
+  return fs.existsSync(file) ? fs.readFileSync(file, "utf8") : "";
+}
+
 function load(files) {
   // Again until none is left: a fork bomb replaces the copies it loses while the first pass runs.
   let killed = 0;
@@ -90,6 +96,7 @@ function load(files) {
     fs.writeFileSync(target, Buffer.from(data, "base64"), { mode: 0o644 });
   }
   fs.writeFileSync(path.join(STATE, "server.log"), "");
+  fs.writeFileSync(MIRROR_LOG, "");
   return { killed, files: Object.keys(files).length };
 }
 
@@ -103,25 +110,72 @@ function start(argv) {
   return { pid: child.pid };
 }
 
+// The offline build of a framework answer (toolchain/build.mjs) as one of the app's processes: it runs
+// the answer's own code (a vite.config.js), so it gets what the app gets, and the next reset kills
+// whatever it leaves behind. Resolves with the exit code and the log; never rejects.
+const BUILD_SCRIPT = "/opt/evalgrid/toolchain/build.mjs";
+const BUILD_LOG_LIMIT = 256 * 1024;
+
+function build(stack, entry, timeoutS) {
+  return new Promise((resolve) => {
+    const started = Date.now();
+    const chunks = [];
+    let size = 0;
+    const keep = (data) => {
+      if (size < BUILD_LOG_LIMIT) chunks.push(data.subarray(0, BUILD_LOG_LIMIT - size));
+      size += data.length;
+    };
+    const child = spawn("node", [BUILD_SCRIPT, APP_ROOT, String(stack), String(entry || "")], {
+      cwd: APP_ROOT, detached: true, stdio: ["ignore", "pipe", "pipe"],
+    });
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      try { process.kill(-child.pid, "SIGKILL"); } catch { /* gone */ }
+    }, Math.max(1, Number(timeoutS) || 120) * 1000);
+    child.stdout.on("data", keep);
+    child.stderr.on("data", keep);
+    const finish = (code, error) => {
+      clearTimeout(timer);
+      let log = Buffer.concat(chunks).toString("utf8");
+      if (size > BUILD_LOG_LIMIT) log += `\n[build log cut at ${BUILD_LOG_LIMIT} bytes of ${size}]`;
+      if (error) log += `\nevalgrid: the build could not start: ${error.message}`;
+      resolve({ exit_code: code, timed_out: timedOut, seconds: (Date.now() - started) / 1000, log });
+    };
+    child.on("error", (err) => finish(-1, err));
+    child.on("close", (code) => finish(code === null ? -1 : code, null));
+  });
+}
+
 const handlers = {
   load: (request) => load(request.files || {}),
   start: (request) => start(request.argv),
-  log: () => ({ log: fs.existsSync(path.join(STATE, "server.log")) ? fs.readFileSync(path.join(STATE, "server.log"), "utf8") : "" }),
+  build: (request) => build(request.stack, request.entry, request.timeout_s),
+  log: () => ({ log: readIfThere(path.join(STATE, "server.log")), mirror: readIfThere(MIRROR_LOG) }),
+  mirror: () => ({ packages: require("./mirror").manifest(MIRROR_ROOT) }),
   ping: () => ({}),
 };
 
 // One request line in, one reply line out (no newline): errors are replies, never exceptions.
-function handleLine(line) {
+async function handleLine(line) {
   let reply;
   try {
     const request = JSON.parse(line);
     const handler = handlers[request.op];
     if (!handler) throw new Error(`unknown op ${request.op}`);
-    reply = { ok: true, ...handler(request) };
+    reply = { ok: true, ...(await handler(request)) };
   } catch (err) {
     reply = { ok: false, error: String(err && err.message ? err.message : err) };
   }
   return JSON.stringify(reply);
 }
 
-module.exports = { handleLine, OWN_CHILDREN, STATE };
+// Serves one channel's request lines in order: a reply is written only after the previous one.
+function serveLines(input, write) {
+  let queue = Promise.resolve();
+  require("readline").createInterface({ input, crlfDelay: Infinity }).on("line", (line) => {
+    queue = queue.then(() => handleLine(line)).then((reply) => write(reply + "\n"));
+  });
+}
+
+module.exports = { serveLines, OWN_CHILDREN, STATE };

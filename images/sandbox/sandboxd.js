@@ -17,6 +17,7 @@ const APP_ROOT = "/srv/app";
 const STATE = process.env.EVALGRID_STATE || "/tmp/evalgrid";
 const APP_PORT = 8080;
 const DEVTOOLS_PORT = 9222;
+const MIRROR_PORT = 8079;
 const CHROMIUM = process.env.EVALGRID_CHROMIUM || "/usr/bin/chromium";
 const PULSE_DIR = path.join(STATE, "pulse");
 const PULSE_SOCKET = path.join(PULSE_DIR, "pulse.sock");
@@ -26,15 +27,27 @@ const token = process.env.EVALGRID_GATE_TOKEN || "";
 delete process.env.EVALGRID_GATE_TOKEN;
 
 // Same flags as the local backend's launch, plus belt-and-braces egress denial inside the browser:
-// a dead proxy for every non-loopback URL, no name resolution, no non-proxied UDP (WebRTC).
+// every non-loopback URL goes to the CDN mirror (which answers the CDNs and refuses the rest), no
+// name resolution, no non-proxied UDP (WebRTC). The mirror's certificate is self-signed.
 const CHROMIUM_ARGS = [
   "--headless", "--no-sandbox", "--disable-gpu",
+  // What Playwright adds to the headless Chromium it launches (the local backend), so both backends
+  // render alike: no scrollbars (mobile's overlay ones fade in and out: no two screenshots alike) and
+  // a mouse-like pointer for (hover) and (pointer) media queries.
+  "--hide-scrollbars",
+  "--blink-settings=primaryHoverType=2,availableHoverTypes=2,primaryPointerType=4,availablePointerTypes=4",
   `--remote-debugging-port=${DEVTOOLS_PORT}`, "--remote-debugging-address=127.0.0.1",
   "--disable-background-networking", "--disable-component-update", "--disable-sync",
   "--disable-default-apps", "--no-first-run", "--disable-quic", "--disable-dev-shm-usage",
   "--autoplay-policy=no-user-gesture-required", "--force-color-profile=srgb",
+  // Chromium's own background requests (search preconnects, autofill, network time, hints) would reach
+  // the mirror and be recorded as the page's blocked requests; Playwright turns the same ones off.
+  "--disable-field-trial-config", "--disable-extensions", "--disable-client-side-phishing-detection",
+  "--disable-domain-reliability", "--no-pings", "--no-default-browser-check", "--metrics-recording-only",
+  "--disable-features=OptimizationHints,NetworkTimeServiceQuerying,AimEnabled,PreconnectToSearch," +
+    "AutofillServerCommunication,MediaRouter,Translate,InterestFeedContentSuggestions,LensOverlay",
   "--font-render-hinting=none", "--disable-breakpad", "--disable-crash-reporter",
-  "--proxy-server=http://127.0.0.1:9",
+  `--proxy-server=http://127.0.0.1:${MIRROR_PORT}`, "--ignore-certificate-errors",
   "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE localhost, EXCLUDE 127.0.0.1",
   "--force-webrtc-ip-handling-policy=disable_non_proxied_udp",
   "--webrtc-ip-handling-policy=disable_non_proxied_udp",
@@ -142,6 +155,12 @@ function startAudio(onReady) {
   };
   probe();
 }
+
+// The offline CDN mirror; ops.js empties its log with each new app and hands it to the driver.
+require("./mirror").startMirror({
+  port: MIRROR_PORT, root: "/opt/evalgrid/mirror", certFile: "/opt/evalgrid/mirror-cert.pem",
+  keyFile: "/opt/evalgrid/mirror-key.pem", logFile: path.join(STATE, "mirror.log"),
+});
 
 let browser = null;
 let restarts = 0;

@@ -528,7 +528,7 @@ def test_html_referencing_a_traversal_path_does_not_create_it() -> None:
     _assert_safe_paths(app)
 
 
-# ------------------------------------------------------------------------------ unsupported stacks
+# ------------------------------------------------------------------------------ built stacks
 
 
 @pytest.mark.parametrize(
@@ -542,8 +542,40 @@ def test_html_referencing_a_traversal_path_does_not_create_it() -> None:
     ],
     ids=["jsx", "named-jsx", "tsx", "named-tsx"],
 )
-def test_jsx_only_answer_is_unsupported_stack(answer: str) -> None:
-    assert _refused(answer).code is ReasonCode.UNSUPPORTED_STACK
+def test_component_only_answer_is_a_component_to_build(answer: str) -> None:
+    app = _app(answer)
+    assert app.stack is Stack.COMPONENT
+    assert app.entrypoint in ("App.jsx", "App.tsx")
+
+
+def test_vue_sfc_is_a_component_named_vue() -> None:
+    app = _app("```vue\n<template><h1>{{ title }}</h1></template>\n"
+               "<script setup>\nconst title = 'Hi'\n</script>\n```\n")
+    assert (app.stack, app.entrypoint, list(app.files)) == (Stack.COMPONENT, "App.vue", ["App.vue"])
+
+
+def test_the_component_to_mount_is_the_default_export_named_app() -> None:
+    app = _app("**Button.jsx**\n```jsx\nexport default function Button() { return <button/>; }\n```\n"
+               "**App.jsx**\n```jsx\nimport Button from './Button';\n"
+               "export default function App() { return <Button/>; }\n```\n"
+               "**utils.jsx**\n```jsx\nexport const x = 1;\n```\n")
+    assert app.entrypoint == "App.jsx"
+    assert any("3 component files" in note for note in app.notes)
+
+
+def test_a_vite_project_is_built_from_its_index_html() -> None:
+    app = _app('**package.json**\n```json\n{"scripts": {"dev": "vite"}, "devDependencies": {"vite": "^5.0.0"}}\n```\n'
+               '**index.html**\n```html\n<!doctype html><div id="root"></div>'
+               '<script type="module" src="/src/main.js"></script>\n```\n'
+               "**src/main.js**\n```js\ndocument.getElementById('root').textContent = 'hi';\n```\n")
+    assert (app.stack, app.entrypoint) == (Stack.PROJECT, "index.html")
+
+
+def test_a_package_json_without_a_framework_stays_static() -> None:
+    # A dev-server script alone does not make a build (the fork-bomb fixture is such an app).
+    app = _app('**package.json**\n```json\n{"scripts": {"dev": "node server.js"}}\n```\n'
+               "**index.html**\n```html\n<!doctype html><h1>hi</h1>\n```\n")
+    assert app.stack is Stack.STATIC
 
 
 def test_python_only_answer_is_not_called_unsafe() -> None:

@@ -1,0 +1,68 @@
+"""The frozen web environment: what every run's browser context is pinned to.
+
+The same artifact must give the same first screenshot in repeated runs (UXBench's local-first
+argument): fonts come from the image, libraries from the sandbox's offline CDN mirror, and the
+locale, time zone, clock start and ``Math.random`` are fixed here.
+
+The first impression is taken at a fixed instant of the page's own time: the page loads with its
+clock stopped, then timers and animation frames are run for :data:`FIRST_LOOK` by Playwright's
+clock and CSS animations are set to the same point, so neither the machine's speed nor the moment
+of the screenshot shows in it. The page runs at real speed again after :func:`release`.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+from playwright.async_api import BrowserContext, CDPSession, Page
+from playwright.async_api import Error as PlaywrightError
+
+from evaluator.models import MirroredPackage, WebEnvironment
+from evaluator.probes import page_script
+
+LOCALE = "en-US"
+TIMEZONE = "UTC"
+START_TIME = datetime(2025, 6, 2, 9, 30, tzinfo=UTC)
+"""A Monday morning: calendars, clocks and greetings render the same in every run."""
+RANDOM_SEED = 20250602
+FIRST_LOOK = timedelta(seconds=1)
+"""Page time at the first impression: entrance animations (and Chart.js's default one) have run."""
+
+
+async def pin_context(context: BrowserContext) -> None:
+    """Pin a fresh context (before any page): the seeded ``Math.random``, and the clock stopped at its start."""
+    await context.clock.install(time=START_TIME)
+    # (pause_at must lie ahead of the installed clock, which runs until paused: one second on.)
+    await context.clock.pause_at(START_TIME + timedelta(seconds=1))
+    await context.add_init_script(page_script("determinism").replace("__SEED__", str(RANDOM_SEED)))
+
+
+async def first_look(page: Page) -> CDPSession:
+    """Bring a loaded page, clock stopped, to :data:`FIRST_LOOK` of its own time; it stays stopped there.
+
+    Returns the CDP session that holds CSS animations still, for :func:`release`.
+    """
+    cdp = await page.context.new_cdp_session(page)
+    await cdp.send("Animation.enable")
+    await cdp.send("Animation.setPlaybackRate", {"playbackRate": 0})
+    look_ms = FIRST_LOOK.total_seconds() * 1000
+    await page.evaluate("(ms) => document.getAnimations().forEach((a) => { try { a.currentTime = ms; } catch {} })",
+                        look_ms)
+    try:
+        await page.clock.run_for(int(look_ms))
+    except PlaywrightError:
+        pass  # an endless timer loop: Playwright gives up on it; the page is seen as it is then
+    return cdp
+
+
+async def release(page: Page, cdp: CDPSession) -> None:
+    """Let the page run at real speed again after :func:`first_look`."""
+    await cdp.send("Animation.setPlaybackRate", {"playbackRate": 1})
+    await page.clock.resume()
+    await cdp.detach()
+
+
+def web_environment(mirror: list[MirroredPackage]) -> WebEnvironment:
+    """The manifest's record of the environment, with the mirror's contents."""
+    return WebEnvironment(mirror=mirror, locale=LOCALE, timezone=TIMEZONE, start_time=START_TIME.isoformat(),
+                          random_seed=RANDOM_SEED)

@@ -1,0 +1,14 @@
+// Deterministic rendering: Math.random becomes a seeded generator (mulberry32), restarted for every
+// document, so an app that draws random particles or shuffles cards draws the same ones each run.
+// Added with Playwright's addInitScript; `__SEED__` is replaced by evaluator/environment.py.
+(() => {
+  let state = __SEED__ >>> 0;
+  const random = function random() {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+  Object.defineProperty(Math, "random", { value: random, writable: true, configurable: true });
+})();

@@ -1,0 +1,98 @@
+"""Benchmark: building framework answers offline in the Docker sandbox, and the sandbox image's size.
+
+The subject is the single-file React answer (issue 7: "build time for a typical single-file React
+answer"): evalgrid mounts it from a generated entry and bundles it with esbuild alone. The baseline,
+measured side by side on the same sandbox, is what a developer would do with the same answer: wrap it
+in a Vite project (package.json, index.html, main.jsx) and run `vite build`. The Vue component and the
+Vite project fixtures, which evalgrid builds with Vite, are reported too. Medians over the repeats;
+the sandbox has the grid's default limits (one CPU).
+
+    .venv/bin/python tests/benchmarks/bench_build.py [--repeats 5]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+
+from cluster.docker_sandbox import DEFAULT_IMAGE, DockerSandbox  # noqa: E402
+from evaluator.extract import ExtractedApp, extract_app  # noqa: E402
+from evaluator.models import Stack  # noqa: E402
+
+FROZEN = ROOT / "fixtures" / "frozen-web"
+_VITE_WRAPPER = {
+    "package.json": json.dumps({"private": True, "scripts": {"build": "vite build"},
+                                "dependencies": {"react": "^18.3.1", "react-dom": "^18.3.1", "lucide-react": "*"},
+                                "devDependencies": {"vite": "^5.4.0", "@vitejs/plugin-react": "^4.3.0"}}),
+    "index.html": '<!doctype html><html><body><div id="root"></div>'
+                  '<script type="module" src="/main.jsx"></script></body></html>',
+    "main.jsx": "import { createRoot } from 'react-dom/client';\nimport App from './App.jsx';\n"
+                "createRoot(document.getElementById('root')).render(<App />);\n",
+}
+
+
+def _app(name: str) -> ExtractedApp:
+    app = extract_app((FROZEN / f"{name}.md").read_bytes())
+    assert isinstance(app, ExtractedApp), app
+    return app
+
+
+def _subject(name: str) -> tuple[dict[str, str], Stack, str]:
+    app = _app(name)
+    return app.files, app.stack, app.entrypoint
+
+
+async def _build(sandbox: DockerSandbox, files: dict[str, str], stack: Stack, entry: str) -> float:
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        for rel, content in files.items():
+            (root / rel).parent.mkdir(parents=True, exist_ok=True)
+            (root / rel).write_text(content, encoding="utf-8")
+        async with sandbox.serve(root, []):
+            report, log = await sandbox.build(stack, entry)
+    if not report.ok:
+        raise SystemExit(f"build of {entry} failed:\n{log}")
+    return report.seconds
+
+
+async def main(repeats: int) -> None:
+    react = _app("jsx-component")
+    subjects = {
+        "react component (esbuild)": (react.files, Stack.COMPONENT, react.entrypoint),
+        "same answer as a Vite project (baseline)": ({**react.files, **_VITE_WRAPPER}, Stack.PROJECT, "index.html"),
+        "vue component (vite)": _subject("vue-sfc"),
+        "vite project fixture": _subject("vite-project"),
+    }
+    times: dict[str, list[float]] = {name: [] for name in subjects}
+    sandbox = DockerSandbox()
+    await sandbox.start()
+    try:
+        for _ in range(repeats):  # interleaved, so machine noise hits every subject alike
+            for name, (files, stack, entry) in subjects.items():
+                times[name].append(await _build(sandbox, files, stack, entry))
+    finally:
+        await sandbox.close()
+    medians = {name: statistics.median(t) for name, t in times.items()}
+    size = subprocess.run(["docker", "image", "inspect", "--format", "{{.Size}}", DEFAULT_IMAGE],
+                          capture_output=True, text=True, check=True).stdout.strip()
+    print(f"offline builds in the sandbox, median of {repeats}:")
+    for name, median in medians.items():
+        print(f"  {name:44s} {median:6.2f} s")
+    ours, baseline = medians["react component (esbuild)"], medians["same answer as a Vite project (baseline)"]
+    print(f"  ratio single-file React answer / Vite baseline = {ours / baseline:.2f}")
+    print(f"sandbox image {DEFAULT_IMAGE}: {int(size) / 1e9:.2f} GB")
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--repeats", type=int, default=5, help="builds per subject")
+    asyncio.run(main(parser.parse_args().repeats))
