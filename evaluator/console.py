@@ -33,12 +33,20 @@ class ConsoleClass(StrEnum):
 
 _FONT = re.compile(r"fonts\.(googleapis|gstatic)\.com|\.(woff2?|ttf|otf|eot)(\?|\b)|downloaded font|OTS parsing", re.I)
 _FAVICON = re.compile(r"favicon", re.I)
-_BLOCKED = re.compile(r"ERR_BLOCKED_BY_CLIENT|ERR_NAME_NOT_RESOLVED|ERR_INTERNET_DISCONNECTED", re.I)
+# Refusals of the driver (local backend) and of the sandbox's mirror (a refused CONNECT, or its 403
+# marked with the X-Evalgrid-Blocked header): the sandbox's doing, not the app's error.
+_BLOCKED = re.compile(r"ERR_BLOCKED_BY_CLIENT|ERR_NAME_NOT_RESOLVED|ERR_INTERNET_DISCONNECTED|"
+                      r"ERR_TUNNEL_CONNECTION_FAILED|blocked by the sandbox", re.I)
 _CDN = re.compile(
-    r"unpkg\.com|cdn\.jsdelivr\.net|cdnjs\.cloudflare\.com|esm\.sh|cdn\.skypack\.dev|cdn\.tailwindcss\.com|"
-    r"code\.jquery\.com|stackpath\.bootstrapcdn\.com|ajax\.googleapis\.com|kit\.fontawesome\.com",
+    r"unpkg\.com|(cdn|fastly)\.jsdelivr\.net|cdnjs\.cloudflare\.com|esm\.sh|cdn\.skypack\.dev|cdn\.tailwindcss\.com|"
+    r"code\.jquery\.com|(stackpath|maxcdn)\.bootstrapcdn\.com|ajax\.googleapis\.com|(kit|use)\.fontawesome\.com|"
+    r"d3js\.org",
     re.I,
 )
+
+
+def _refusal(headers: dict[str, str]) -> str:
+    return " (blocked by the sandbox)" if headers.get("x-evalgrid-blocked") else ""
 
 
 def classify_console(kind: str, text: str, url: str = "") -> ConsoleClass:
@@ -82,7 +90,8 @@ class PageLog:
         page.on("console", lambda m: add(m.type, m.text, (m.location or {}).get("url", "")))
         page.on("pageerror", lambda e: add("pageerror", f"{e.name}: {e.message}" if e.name else str(e)))
         page.on("requestfailed", lambda r: add("requestfailed", f"{r.failure or 'failed'}: {r.url}", r.url))
-        page.on("response", lambda r: add("error", f"HTTP {r.status}: {r.url}", r.url) if r.status >= 400 else None)
+        page.on("response", lambda r: add("error", f"HTTP {r.status}{_refusal(r.headers)}: {r.url}", r.url)
+                if r.status >= 400 else None)
         page.on("crash", lambda _: add("crash", "the page crashed"))
 
         async def dismiss(dialog: Dialog) -> None:

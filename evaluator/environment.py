@@ -46,12 +46,13 @@ async def first_look(page: Page) -> CDPSession:
     await cdp.send("Animation.enable")
     await cdp.send("Animation.setPlaybackRate", {"playbackRate": 0})
     look_ms = FIRST_LOOK.total_seconds() * 1000
-    await page.evaluate("(ms) => document.getAnimations().forEach((a) => { try { a.currentTime = ms; } catch {} })",
-                        look_ms)
     try:
         await page.clock.run_for(int(look_ms))
     except PlaywrightError:
-        pass  # an endless timer loop: Playwright gives up on it; the page is seen as it is then
+        pass  # a page that threw or went away during its first second is seen as it is then
+    # After the timers: an animation or transition they started is set to the same point too.
+    await page.evaluate("(ms) => document.getAnimations().forEach((a) => { try { a.currentTime = ms; } catch {} })",
+                        look_ms)
     return cdp
 
 

@@ -180,13 +180,15 @@ def _assemble(blocks: list[_Block], notes: list[str]) -> ExtractedApp | NotAsses
         if len(files) > MAX_FILES:
             return NotAssessable(ReasonCode.TOO_LARGE, f"answer has more than {MAX_FILES} files")
     if _needs_build(files):
-        return _built_app(files, rejected, notes)
+        built = _built_app(files, rejected, notes)
+        if built is not None:
+            return built
     html_files = sorted(p for p in files if p.lower().endswith((".html", ".htm")))
     if not html_files:
         if files or unserved:
             found = sorted(files)[:5] + [f"<{lang} block>" for lang in unserved[:5]]
             return NotAssessable(ReasonCode.UNSUPPORTED_STACK,
-                                 "no HTML entry point (framework builds and other languages are not supported yet): "
+                                 "no HTML entry point and no component to mount: "
                                  + ", ".join(found))
         if rejected:
             return NotAssessable(ReasonCode.UNSAFE_FILES_ONLY, "every file of the answer has an unsafe name: "
@@ -205,18 +207,21 @@ def _needs_build(files: dict[str, str]) -> bool:
     return any(_COMPONENT.search(p) for p in files) and not any(p.lower().endswith((".html", ".htm")) for p in files)
 
 
-def _built_app(files: dict[str, str], rejected: list[RejectedFile], notes: list[str]) -> ExtractedApp:
-    """A project (built from its ``index.html``) or a component (the one to mount is the entry point)."""
+def _built_app(files: dict[str, str], rejected: list[RejectedFile], notes: list[str]) -> ExtractedApp | None:
+    """A project (built from its ``index.html``) or a component (the one to mount is the entry point);
+    ``None`` when there is neither a page nor a component to mount (the answer is then served as it is)."""
     if "package.json" in files and "index.html" in files:
         return ExtractedApp(files=files, entrypoint="index.html", stack=Stack.PROJECT, rejected=rejected, notes=notes)
     components = sorted((p for p in files if _COMPONENT.search(p)), key=lambda p: (p.count("/"), p))
+    if not components:
+        return None
     exported = [p for p in components if re.search(r"^\s*export\s+default\b", files[p], re.M) or p.endswith(".vue")]
     apps = [p for p in exported if p.rsplit("/", 1)[-1].split(".")[0].lower() == "app"]
     entry = (apps or exported or components)[0]
     if len(components) > 1:
         notes.append(f"{len(components)} component files; {entry} is mounted")
-    stack = Stack.PROJECT if "package.json" in files else Stack.COMPONENT
-    return ExtractedApp(files=files, entrypoint=entry, stack=stack, rejected=rejected, notes=notes)
+    # Without an index.html a project has no page of its own: its component is mounted on a generated one.
+    return ExtractedApp(files=files, entrypoint=entry, stack=Stack.COMPONENT, rejected=rejected, notes=notes)
 
 
 def _kind(block: _Block) -> str | None:

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from playwright.async_api import Browser, BrowserContext, CDPSession, Page, ViewportSize
+from playwright.async_api import Error as PlaywrightError
 
 from evaluator.accessibility import audit_accessibility
 from evaluator.browser import confine_to_origin
@@ -46,12 +47,27 @@ async def load(page: Page, url: str) -> tuple[dict[str, Any], CDPSession]:
     loaded = time.monotonic() - started
     still = await first_look(page)
     settle = await wait_for_render(page)
-    navigation = await page.evaluate(
-        "(() => { const n = performance.getEntriesByType('navigation')[0];"
-        " return n ? {dom_content_loaded_ms: n.domContentLoadedEventEnd, load_ms: n.loadEventEnd} : {}; })()"
-    )
     return {"load_s": round(loaded, 3), "settle_s": round(settle.seconds, 3), "layout_stable": settle.stable,
-            "navigation_error": error, **navigation}, still
+            "navigation_error": error, **await _navigation_timing(still)}, still
+
+
+async def _navigation_timing(cdp: CDPSession) -> dict[str, float]:
+    """The navigation's DOMContentLoaded and load times, read in an isolated world: in the page's own,
+    Playwright's clock replaces ``performance`` and the entries are gone."""
+    try:
+        tree = await cdp.send("Page.getFrameTree")
+        world = await cdp.send("Page.createIsolatedWorld", {"frameId": tree["frameTree"]["frame"]["id"],
+                                                            "worldName": "evalgrid-timing"})
+        reply = await cdp.send("Runtime.evaluate", {
+            "expression": "(() => { const n = performance.getEntriesByType('navigation')[0];"
+                          " return n ? {dom_content_loaded_ms: n.domContentLoadedEventEnd, load_ms: n.loadEventEnd}"
+                          " : {}; })()",
+            "contextId": world["executionContextId"], "returnByValue": True,
+        })
+    except PlaywrightError:
+        return {}  # a page that crashed or navigated away meanwhile has no timing to give
+    value = reply.get("result", {}).get("value")
+    return value if isinstance(value, dict) else {}
 
 
 async def capture(page: Page, viewport: str, writer: EvidenceWriter, timings: dict[str, Any]) -> Impression:
@@ -140,8 +156,9 @@ async def perceive(
         try:
             page = await context.new_page()
             log.attach(page, lambda: "mobile")
-            timings_mobile, _ = await load(page, url)
+            timings_mobile, still = await load(page, url)
             await capture(page, "mobile", writer, timings_mobile)
+            await still.detach()
         finally:
             await context.close()
         timings["static_mobile"] = time.monotonic() - started

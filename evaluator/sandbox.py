@@ -19,7 +19,8 @@ from evaluator.soundtrack import AudioSource
 
 BUILD_OUTPUT = ".evalgrid-build/index.html"
 """Where a built app's page is, relative to the served app directory."""
-BUILD_TIMEOUT_S = 180.0
+BUILD_TIMEOUT_S = 90.0
+"""A build still running then is killed and is the answer's failure; well inside a run's default time limit (180 s)."""
 
 
 class AppHost(Protocol):

@@ -1,7 +1,17 @@
 // Deterministic rendering: Math.random becomes a seeded generator (mulberry32), restarted for every
 // document, so an app that draws random particles or shuffles cards draws the same ones each run.
-// Added with Playwright's addInitScript; `__SEED__` is replaced by evaluator/environment.py.
+// Added with Playwright's addInitScript, after its clock; `__SEED__` is replaced by
+// evaluator/environment.py.
+//
+// Timer delays are clamped to 4 ms (what Chromium does to nested timers): Playwright's clock runs a
+// zero-delay interval without end when it is advanced, which would hang the page at its first look.
 (() => {
+  for (const name of ["setTimeout", "setInterval"]) {
+    const original = window[name];
+    window[name] = function (handler, delay, ...args) {
+      return original.call(this, handler, Math.max(4, Number(delay) || 0), ...args);
+    };
+  }
   let state = __SEED__ >>> 0;
   const random = function random() {
     state = (state + 0x6d2b79f5) >>> 0;

@@ -13,6 +13,7 @@
 const fs = require('fs');
 const http = require('http');
 const path = require('path');
+const stream = require('stream');
 const tls = require('tls');
 
 // ---------------------------------------------------------------------------------------------
@@ -244,16 +245,6 @@ class Mirror {
       return false;
     }
   }
-
-  isDir(pkg, rel) {
-    const full = safeJoin(pkg.dir, rel);
-    if (!full) return false;
-    try {
-      return fs.statSync(full).isDirectory();
-    } catch {
-      return false;
-    }
-  }
 }
 
 // A package-relative path joined under dir, or null if it would leave it.
@@ -369,7 +360,7 @@ function unpkg(mirror, ctx) {
 
 function jsdelivr(mirror, ctx) {
   if (!ctx.path.startsWith('/npm/')) return { miss: 'only /npm/ jsDelivr URLs are mirrored' };
-  if (/\/\+esm$/.test(ctx.path)) return esmMiss(ctx);
+  if (/\/\+esm$/.test(ctx.path)) return esmMiss();
   return npmCdn(mirror, ctx, '/npm', 'jsdelivr');
 }
 
@@ -425,7 +416,7 @@ function findFlattened(mirror, pkg, rel) {
 function cdnjs(mirror, ctx) {
   const m = /^\/ajax\/libs\/([^/]+)\/([^/]+)\/(.+)$/.exec(ctx.path);
   if (!m) return { miss: 'not a cdnjs library URL' };
-  const entry = CDNJS[m[1]];
+  const entry = Object.hasOwn(CDNJS, m[1]) ? CDNJS[m[1]] : undefined;
   if (!entry) return { miss: `cdnjs library ${m[1]} is not mirrored` };
   const version = entry.version ? entry.version(m[2]) : m[2];
   const name = typeof entry.name === 'function' ? entry.name(version) : entry.name;
@@ -665,10 +656,10 @@ function startMirror({ port, root, certFile, keyFile, logFile }) {
     }
     const hostname = target.hostname.toLowerCase();
     const url = target.href.slice(0, 2048);
-    const handler = HOSTS[hostname];
+    const handler = Object.hasOwn(HOSTS, hostname) ? HOSTS[hostname] : undefined;
     if (!handler || (scheme === 'https' && hostname !== host)) {
       log({ kind: blockedKind(hostname), url });
-      return fail(res, 403, `${hostname} is not reachable from the sandbox`);
+      return fail(res, 403, `${hostname} is not reachable from the sandbox`, { 'X-Evalgrid-Blocked': '1' });
     }
     let pathname;
     try {
@@ -718,18 +709,17 @@ function startMirror({ port, root, certFile, keyFile, logFile }) {
           'Cache-Control': result.immutable ? 'public, max-age=31536000, immutable' : 'public, max-age=3600',
         });
         if (req.method === 'HEAD') return res.end();
-        const stream = fs.createReadStream(full);
-        stream.on('error', () => res.destroy());
-        return stream.pipe(res);
+        // pipeline, not pipe: a page that aborts the download must not leave the file open.
+        return stream.pipeline(fs.createReadStream(full), res, () => {});
       }
     }
     log({ kind: 'miss', url, reason: result.miss });
     return fail(res, 404, result.miss);
   };
 
-  const fail = (res, status, message) => {
+  const fail = (res, status, message, extra = {}) => {
     const body = Buffer.from(`${message}\n`);
-    res.writeHead(status, { 'Content-Type': 'text/plain; charset=utf-8', 'Content-Length': body.length, 'Access-Control-Allow-Origin': '*' });
+    res.writeHead(status, { 'Content-Type': 'text/plain; charset=utf-8', 'Content-Length': body.length, 'Access-Control-Allow-Origin': '*', ...extra });
     res.end(body);
   };
 
@@ -751,7 +741,7 @@ function startMirror({ port, root, certFile, keyFile, logFile }) {
     socket.on('error', () => socket.destroy());
     const m = /^\[?([^\]]*?)\]?(?::(\d+))?$/.exec(req.url || '');
     const host = m ? m[1].toLowerCase() : '';
-    if (!HOSTS[host] || (m[2] && m[2] !== '443')) {
+    if (!Object.hasOwn(HOSTS, host) || (m[2] && m[2] !== '443')) {
       log({ kind: blockedKind(host.toLowerCase()), url: `https://${host.slice(0, 256)}/` });
       socket.end('HTTP/1.1 403 Forbidden\r\nContent-Length: 0\r\nConnection: close\r\n\r\n');
       return;

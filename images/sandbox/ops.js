@@ -1,8 +1,9 @@
 // The sandbox's operations, shared by both ways the driver reaches them: `control.js` (one
 // `docker exec -i` session, Docker backend) and `gate.js` (one TCP port, Kubernetes backend).
 //
-// Everything is done in-process, without spawning: after a fork bomb has used up the pids limit,
-// a fresh `docker exec` or a `tar` could not start, but these operations still clean up.
+// Cleaning up is done in-process, without spawning: after a fork bomb has used up the pids limit,
+// a fresh `docker exec` or a `tar` could not start, but a `load` still clears the sandbox. (Only
+// `start` and `build` spawn: the app's own processes.)
 "use strict";
 
 const fs = require("fs");
@@ -112,12 +113,14 @@ function start(argv) {
 
 // The offline build of a framework answer (toolchain/build.mjs) as one of the app's processes: it runs
 // the answer's own code (a vite.config.js), so it gets what the app gets, and the next reset kills
-// whatever it leaves behind. Resolves with the exit code and the log; never rejects.
+// whatever it leaves behind. Settles when the build process exits (not when its pipes close: a
+// process it detached could hold them open forever) or when it is killed at the time limit. A build
+// that cannot even start (no pids left) is the sandbox's failure, not the answer's: that rejects.
 const BUILD_SCRIPT = "/opt/evalgrid/toolchain/build.mjs";
 const BUILD_LOG_LIMIT = 256 * 1024;
 
 function build(stack, entry, timeoutS) {
-  return new Promise((resolve) => {
+  return new Promise((resolve, reject) => {
     const started = Date.now();
     const chunks = [];
     let size = 0;
@@ -128,22 +131,34 @@ function build(stack, entry, timeoutS) {
     const child = spawn("node", [BUILD_SCRIPT, APP_ROOT, String(stack), String(entry || "")], {
       cwd: APP_ROOT, detached: true, stdio: ["ignore", "pipe", "pipe"],
     });
+    let settled = false;
     let timedOut = false;
+    const finish = (code) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      child.stdout.destroy();
+      child.stderr.destroy();
+      let log = Buffer.concat(chunks).toString("utf8");
+      if (size > BUILD_LOG_LIMIT) log += `\n[build log cut at ${BUILD_LOG_LIMIT} bytes of ${size}]`;
+      if (timedOut) log += `\nevalgrid: the build was killed after ${timeoutS} s`;
+      resolve({ exit_code: code, timed_out: timedOut, seconds: (Date.now() - started) / 1000, log });
+    };
     const timer = setTimeout(() => {
       timedOut = true;
       try { process.kill(-child.pid, "SIGKILL"); } catch { /* gone */ }
-    }, Math.max(1, Number(timeoutS) || 120) * 1000);
+      setTimeout(() => finish(-1), 1000); // its exit may never be reported (a zombie's parent is us)
+    }, Math.max(1, Number(timeoutS) || 60) * 1000);
     child.stdout.on("data", keep);
     child.stderr.on("data", keep);
-    const finish = (code, error) => {
+    child.on("error", (err) => {
+      if (settled) return;
+      settled = true;
       clearTimeout(timer);
-      let log = Buffer.concat(chunks).toString("utf8");
-      if (size > BUILD_LOG_LIMIT) log += `\n[build log cut at ${BUILD_LOG_LIMIT} bytes of ${size}]`;
-      if (error) log += `\nevalgrid: the build could not start: ${error.message}`;
-      resolve({ exit_code: code, timed_out: timedOut, seconds: (Date.now() - started) / 1000, log });
-    };
-    child.on("error", (err) => finish(-1, err));
-    child.on("close", (code) => finish(code === null ? -1 : code, null));
+      reject(new Error(`the build could not start: ${err.message}`));
+    });
+    // A moment after exit for the last output still in the pipes.
+    child.on("exit", (code) => setTimeout(() => finish(code === null ? -1 : code), 50));
   });
 }
 
@@ -174,7 +189,7 @@ async function handleLine(line) {
 function serveLines(input, write) {
   let queue = Promise.resolve();
   require("readline").createInterface({ input, crlfDelay: Infinity }).on("line", (line) => {
-    queue = queue.then(() => handleLine(line)).then((reply) => write(reply + "\n"));
+    queue = queue.then(() => handleLine(line)).then((reply) => write(reply + "\n")).catch(() => {});
   });
 }
 

@@ -17,6 +17,7 @@ from playwright.async_api import Browser, Page
 from pydantic import ValidationError
 
 from evaluator.accessibility import AXE_VERSION, AccessibilityAudit, AxeViolation, audit_accessibility
+from evaluator.environment import release
 from evaluator.perception import DESKTOP, load, new_app_context
 from evaluator.serve import serve_directory
 from tests.support import ROOT, with_browser
@@ -117,11 +118,11 @@ class Measured:
 
 
 async def _evalgrid_page(browser: Browser, origin: str, name: str) -> Page:
-    """The page as Static Perception has it: confined context, Playwright clock installed, loaded and settled."""
+    """The page as Static Perception leaves it: confined, pinned context, loaded, settled and running again."""
     context = await new_app_context(browser, origin, [], mobile=False)
-    await context.clock.install()
     page = await context.new_page()
-    await load(page, f"{origin}/{name}")
+    _, still = await load(page, f"{origin}/{name}")
+    await release(page, still)
     return page
 
 

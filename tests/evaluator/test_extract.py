@@ -571,6 +571,19 @@ def test_a_vite_project_is_built_from_its_index_html() -> None:
     assert (app.stack, app.entrypoint) == (Stack.PROJECT, "index.html")
 
 
+def test_a_framework_project_with_nothing_to_mount_is_unsupported_not_a_crash() -> None:
+    # Create React App's layout: public/index.html and src/App.js, neither a root page nor a .jsx file.
+    result = _refused('**package.json**\n```json\n{"dependencies": {"react": "^18.2.0"}}\n```\n'
+                      "**src/App.js**\n```js\nexport default function App() { return null; }\n```\n")
+    assert result.code is ReasonCode.UNSUPPORTED_STACK
+
+
+def test_a_project_without_a_page_mounts_its_component() -> None:
+    app = _app('**package.json**\n```json\n{"dependencies": {"react": "^18.2.0"}}\n```\n'
+               "**src/App.jsx**\n```jsx\nexport default function App() { return <p/>; }\n```\n")
+    assert (app.stack, app.entrypoint) == (Stack.COMPONENT, "src/App.jsx")
+
+
 def test_a_package_json_without_a_framework_stays_static() -> None:
     # A dev-server script alone does not make a build (the fork-bomb fixture is such an app).
     app = _app('**package.json**\n```json\n{"scripts": {"dev": "node server.js"}}\n```\n'
