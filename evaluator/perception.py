@@ -72,14 +72,14 @@ async def _navigation_timing(cdp: CDPSession) -> dict[str, float]:
 
 async def capture(page: Page, viewport: str, writer: EvidenceWriter, timings: dict[str, Any]) -> Impression:
     """Screenshots (viewport and full page), page facts and an image probe at one viewport size."""
-    shot = await _png(page)
+    shot = await screenshot_png(page)
     files = [writer.write_bytes(f"static/{viewport}-viewport.png", shot)]
     height = await page.evaluate("document.documentElement ? document.documentElement.scrollHeight : 0")
     size = page.viewport_size or DESKTOP
     if height <= size["height"]:
         full = shot  # the whole page is in the viewport: the same picture, not taken twice
     else:
-        full = await _png(page, {"x": 0, "y": 0, "width": size["width"],
+        full = await screenshot_png(page, {"x": 0, "y": 0, "width": size["width"],
                                  "height": min(height, _FULL_PAGE_MAX_HEIGHT), "scale": 1})
     files.append(writer.write_bytes(f"static/{viewport}-full.png", full))
     facts = await page_facts(page)
@@ -89,7 +89,7 @@ async def capture(page: Page, viewport: str, writer: EvidenceWriter, timings: di
     return Impression(viewport, facts, image, timings, files)
 
 
-async def _png(page: Page, beyond_viewport: dict[str, float] | None = None) -> bytes:
+async def screenshot_png(page: Page, beyond_viewport: dict[str, float] | None = None) -> bytes:
     """A PNG of the viewport, or of the ``beyond_viewport`` clip of the whole page.
 
     Straight through CDP, for ``optimizeForSpeed``: Chromium's default PNG compression was most of

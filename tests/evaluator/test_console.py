@@ -43,6 +43,12 @@ def test_pageerror_is_uncaught_even_when_it_mentions_noise() -> None:
         ("error", f"HTTP 404: {APP}/fonts/Poppins-Bold.woff2", f"{APP}/fonts/Poppins-Bold.woff2"),
         ("error", "Failed to decode downloaded font: http://127.0.0.1:41873/fonts/brand.ttf", ""),
         ("error", "OTS parsing error: invalid sfntVersion: 1008821359", ""),
+        # the sandbox's mirror refusing an unknown host: a refused tunnel, or its marked 403 for plain HTTP
+        ("requestfailed", "net::ERR_TUNNEL_CONNECTION_FAILED: https://cdn.example-analytics.io/track.js",
+         "https://cdn.example-analytics.io/track.js"),
+        ("error", "HTTP 403 (blocked by the sandbox): http://beacon.example.com/p.gif",
+         "http://beacon.example.com/p.gif"),
+        ("error", "HTTP 404: https://d3js.org/d3.v3.min.js", "https://d3js.org/d3.v3.min.js"),
         ("requestfailed", "net::ERR_NAME_NOT_RESOLVED: https://unpkg.com/react@18/umd/react.development.js",
          "https://unpkg.com/react@18/umd/react.development.js"),
         ("requestfailed", "net::ERR_FAILED: https://cdn.jsdelivr.net/npm/chart.js",
@@ -55,7 +61,8 @@ def test_pageerror_is_uncaught_even_when_it_mentions_noise() -> None:
     ],
     ids=[
         "favicon-404", "favicon-chromium-text", "google-fonts-css", "gstatic-woff2", "local-woff2",
-        "downloaded-font", "ots", "unpkg", "jsdelivr", "cdnjs", "blocked-tracker", "blocked-by-client",
+        "downloaded-font", "ots", "mirror-refused-tunnel", "mirror-refused-http", "d3js-miss", "unpkg", "jsdelivr",
+        "cdnjs", "blocked-tracker", "blocked-by-client",
     ],
 )
 def test_fonts_favicon_cdn_and_blocked_requests_are_noise(kind: str, text: str, url: str) -> None:
