@@ -12,9 +12,6 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 
 import { build as esbuild } from "esbuild";
-import { build as viteBuild } from "vite";
-import react from "@vitejs/plugin-react";
-import vue from "@vitejs/plugin-vue";
 
 const OUT = ".evalgrid-build";
 const TOOLCHAIN = path.join(path.dirname(fileURLToPath(import.meta.url)), "node_modules");
@@ -55,7 +52,7 @@ function cssFiles(appDir) {
     .sort();
 }
 
-// A React component: mounted by a generated entry and bundled by esbuild alone (a tenth of Vite's time).
+// A React component: mounted by a generated entry and bundled by esbuild alone (a fraction of Vite's time).
 async function buildReactComponent(appDir, entry) {
   const source = fs.readFileSync(path.join(appDir, entry), "utf8");
   const imports = cssFiles(appDir).map((css) => `import ${JSON.stringify("./" + css)};`);
@@ -86,6 +83,7 @@ async function buildVueComponent(appDir, entry) {
     'createApp(App).mount("#app");',
   ].join("\n"));
   fs.writeFileSync(path.join(appDir, "index.html"), page("App", ["app"], '<script type="module" src="./evalgrid-main.js"></script>'));
+  const { default: vue } = await import("@vitejs/plugin-vue");
   await vite(appDir, { configFile: false, plugins: [vue()] });
 }
 
@@ -96,12 +94,15 @@ async function buildProject(appDir) {
   if (!hasConfig) {
     const manifest = JSON.parse(fs.readFileSync(path.join(appDir, "package.json"), "utf8"));
     const deps = { ...manifest.dependencies, ...manifest.devDependencies };
-    plugins = deps.vue ? [vue()] : deps.react ? [react()] : [];
+    const plugin = deps.vue ? "@vitejs/plugin-vue" : deps.react ? "@vitejs/plugin-react" : null;
+    plugins = plugin ? [(await import(plugin)).default()] : [];
   }
   await vite(appDir, hasConfig ? {} : { configFile: false, plugins });
 }
 
+// Vite is imported only when used: loading it takes most of a second, which the esbuild path does not need.
 async function vite(appDir, config) {
+  const { build: viteBuild } = await import("vite");
   await viteBuild({
     ...config, root: appDir, base: "./", logLevel: "info", clearScreen: false,
     build: { outDir: path.join(appDir, OUT), emptyOutDir: true, reportCompressedSize: false },
