@@ -80,7 +80,7 @@ async def capture(page: Page, viewport: str, writer: EvidenceWriter, timings: di
         full = shot  # the whole page is in the viewport: the same picture, not taken twice
     else:
         full = await screenshot_png(page, {"x": 0, "y": 0, "width": size["width"],
-                                 "height": min(height, _FULL_PAGE_MAX_HEIGHT), "scale": 1})
+                                           "height": min(height, _FULL_PAGE_MAX_HEIGHT), "scale": 1})
     files.append(writer.write_bytes(f"static/{viewport}-full.png", full))
     facts = await page_facts(page)
     image = probe_image(shot).as_dict()
@@ -102,6 +102,15 @@ async def screenshot_png(page: Page, beyond_viewport: dict[str, float] | None = 
     session = await page.context.new_cdp_session(page)
     try:
         reply = await session.send("Page.captureScreenshot", params)
+    except PlaywrightError as exc:
+        # A page that has not painted its first frame yet cannot be captured this way; Playwright's
+        # own screenshot waits for that frame.
+        if "Unable to capture screenshot" not in str(exc):
+            raise
+        if beyond_viewport is None:
+            return await page.screenshot(type="png")
+        return await page.screenshot(type="png", full_page=True, clip={
+            "x": 0, "y": 0, "width": beyond_viewport["width"], "height": beyond_viewport["height"]})
     finally:
         await session.detach()
     return base64.b64decode(reply["data"])
