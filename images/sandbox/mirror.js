@@ -360,7 +360,7 @@ function unpkg(mirror, ctx) {
 
 function jsdelivr(mirror, ctx) {
   if (!ctx.path.startsWith('/npm/')) return { miss: 'only /npm/ jsDelivr URLs are mirrored' };
-  if (/\/\+esm$/.test(ctx.path)) return esmMiss();
+  if (/\/\+esm$/.test(ctx.path)) return jsdelivrEsm(mirror, ctx);
   return npmCdn(mirror, ctx, '/npm', 'jsdelivr');
 }
 
@@ -590,8 +590,145 @@ function gstatic(mirror, ctx) {
   return mirror.isFile(found.pkg, m[2]) ? { file: { pkg: found.pkg, rel: m[2] }, immutable: true } : { miss: `no font file ${m[2]}` };
 }
 
-function esmMiss() {
-  return { miss: 'ES module CDNs (esm.sh, Skypack, jsDelivr +esm) are not mirrored yet' };
+// esm.sh and Skypack serve npm packages as ES modules: `import React from "https://esm.sh/react@18"`,
+// `import { createRoot } from "https://esm.sh/react-dom@18/client"`. Each module is bundled on
+// request with the toolchain's esbuild; the package's dependencies stay separate modules, at their
+// esm.sh addresses (so react-dom and the page share one React), and a CommonJS package gets its named exports
+// by loading it here once to list them. Built modules are kept for the sandbox's lifetime.
+const ESBUILD = process.env.EVALGRID_ESBUILD || '/opt/evalgrid/toolchain/node_modules/esbuild';
+const esModules = new Map();
+
+function esModuleCdn(mirror, ctx) {
+  const spec = parseSpec(ctx.path.replace(/^\/(?:v\d+|stable|pin\/v\d+)\//, '/'));
+  if (!spec) return { miss: 'not a package URL' };
+  const found = mirror.resolve(spec.name, spec.range);
+  if (found.miss) return found;
+  const pkg = found.pkg;
+  const rest = spec.rest.replace(/\/+$/, '');
+  if (spec.range === undefined || !isExactVersion(spec.range) || found.note) {
+    return { redirect: `${ctx.origin}/${pkg.name}@${pkg.version}${rest}`, pkg, note: found.note };
+  }
+  const key = `${pkg.name}@${pkg.version}${rest}`;
+  if (!esModules.has(key)) esModules.set(key, buildEsModule(mirror, pkg, rest ? `.${rest}` : '.'));
+  const built = esModules.get(key);
+  return built.code !== undefined
+    ? { body: built.code, type: 'application/javascript; charset=utf-8', pkg: key, immutable: true }
+    : { miss: built.error };
+}
+
+// The file a package exports at `sub` ("." or "./client") for a browser importing it.
+function exportedFile(mirror, pkg, sub) {
+  const pick = (target) => {
+    if (typeof target === 'string') return target;
+    if (Array.isArray(target)) return target.map(pick).find(Boolean);
+    if (target && typeof target === 'object') {
+      for (const cond of ['browser', 'import', 'module', 'default', 'require']) {
+        const hit = pick(target[cond]);
+        if (hit) return hit;
+      }
+    }
+    return null;
+  };
+  const exp = pkg.json.exports;
+  if (exp !== undefined) {
+    const sugar = typeof exp === 'string' || Array.isArray(exp) || !Object.keys(exp).some((k) => k.startsWith('.'));
+    const target = sugar ? (sub === '.' ? exp : undefined) : exp[sub];
+    const file = pick(target);
+    if (file) return stripDotSlash(file);
+  }
+  if (sub === '.') {
+    const main = [pkg.json.module, pkg.json.main].find((f) => typeof f === 'string');
+    return resolveModulePath(mirror, pkg, main ? stripDotSlash(main) : '');
+  }
+  return resolveModulePath(mirror, pkg, sub.slice(2));
+}
+
+function buildEsModule(mirror, pkg, sub) {
+  let esbuild;
+  try {
+    esbuild = require(ESBUILD);
+  } catch {
+    return { error: 'esbuild is not installed beside the mirror' };
+  }
+  // Vue's ES module for browsers carries the template compiler that pages with in-DOM templates need.
+  const rel = pkg.name === 'vue' && sub === '.' && mirror.isFile(pkg, 'dist/vue.esm-browser.prod.js')
+    ? 'dist/vue.esm-browser.prod.js' : exportedFile(mirror, pkg, sub);
+  if (!rel) return { error: `${pkg.name}@${pkg.version} exports nothing at ${sub}` };
+  const file = safeJoin(pkg.dir, rel);
+  // Dependencies become imports of their own modules here, at the versions this package's ranges pick.
+  const deps = new Map();
+  for (const [name, range] of Object.entries({ ...pkg.json.peerDependencies, ...pkg.json.dependencies })) {
+    const wanted = typeof range === 'string' && !/^(npm|file|link|git|http)/.test(range) ? range : '';
+    // A sibling released in lockstep (react-dom 18.2.0 and react 18.2.0) is taken at the same version
+    // when that fits, as a page importing both at one version expects: two Reacts break hooks.
+    const sibling = mirror.resolve(name, pkg.version);
+    const sets = parseRange(wanted);
+    const dep = !sibling.miss && !sibling.note && sets && satisfies(sibling.pkg.parsed, sets)
+      ? sibling : mirror.resolve(name, wanted);
+    if (!dep.miss) deps.set(name, `https://esm.sh/${name}@${dep.pkg.version}`);
+  }
+  // A subpath that requires its own package's root (react/jsx-runtime requires react) shares it.
+  if (sub !== '.') deps.set(pkg.name, `https://esm.sh/${pkg.name}@${pkg.version}`);
+  // esbuild tells what the file is: an ES module (and whether it has a default export) or CommonJS.
+  let probe = null;
+  try {
+    probe = esbuild.buildSync({ entryPoints: [file], format: 'esm', write: false, metafile: true, logLevel: 'silent',
+      outdir: 'probe' }).metafile;
+  } catch {
+    // the bundle below reports what is wrong with the file
+  }
+  const input = probe ? Object.values(probe.inputs)[0] : null;
+  const isEsm = /\.mjs$/.test(rel) || pkg.json.type === 'module' || (input && input.format === 'esm');
+  let entry;
+  if (isEsm) {
+    const hasDefault = !!probe && Object.values(probe.outputs).some((o) => o.exports.includes('default'));
+    entry = `export * from ${JSON.stringify(file)};\n` + (hasDefault
+      ? `export { default } from ${JSON.stringify(file)};\n`
+      : `import * as __all from ${JSON.stringify(file)};\nexport default __all;\n`);
+  } else {
+    let names = [];
+    try {
+      names = Object.keys(require(file)).filter((k) => /^[A-Za-z_$][\w$]*$/.test(k) && k !== 'default');
+    } catch {
+      // a module that cannot load outside a browser still has its default export
+    }
+    entry = `import __m from ${JSON.stringify(file)};\nexport default __m;\n` +
+      (names.length ? `export const { ${names.join(', ')} } = __m;\n` : '');
+  }
+  try {
+    const out = esbuild.buildSync({
+      stdin: { contents: entry, resolveDir: pkg.dir, sourcefile: 'evalgrid-esm-entry.js' },
+      bundle: true, format: 'esm', platform: 'browser', target: 'chrome120', write: false, logLevel: 'silent',
+      define: { 'process.env.NODE_ENV': '"production"' },
+      external: [...deps.keys()].flatMap((name) => [name, `${name}/*`]),
+    });
+    let code = out.outputFiles[0].text;
+    const depOf = (spec) => (spec.startsWith('@') ? spec.split('/').slice(0, 2).join('/') : spec.split('/')[0]);
+    // ES-module imports of a dependency point at its module.
+    code = code.replace(/(\bfrom\s*|\bimport\s*\(?\s*)"([^"./][^"]*)"/g, (all, head, spec) => {
+      const name = depOf(spec);
+      return deps.has(name) ? `${head}"${deps.get(name)}${spec.slice(name.length)}"` : all;
+    });
+    // CommonJS code that requires a dependency finds it through a module-level `require` (esbuild's
+    // __require looks for one), which imports just the dependencies the code asks for.
+    const required = [...new Set([...code.matchAll(/__require\("([^"]+)"\)/g)].map((m) => m[1]))]
+      .filter((spec) => deps.has(depOf(spec)));
+    if (required.length) {
+      const imports = required.map((spec, i) =>
+        `import * as __dep${i} from ${JSON.stringify(deps.get(depOf(spec)) + spec.slice(depOf(spec).length))};`);
+      const table = required.map((spec, i) => `${JSON.stringify(spec)}: __dep${i}`);
+      code = `${imports.join('\n')}\nconst require = (n) => { const m = ({${table.join(', ')}})[n];` +
+        ` if (!m) throw new Error("esm mirror: cannot require " + n); return "default" in m ? m.default : m; };\n${code}`;
+    }
+    return { code };
+  } catch (err) {
+    return { error: `could not build an ES module of ${pkg.name}@${pkg.version}${sub.slice(1)}: ${String(err.message).slice(0, 300)}` };
+  }
+}
+
+function jsdelivrEsm(mirror, ctx) {
+  const m = /^\/npm\/(.+)\/\+esm$/.exec(ctx.path);
+  return esModuleCdn(mirror, { ...ctx, origin: 'https://esm.sh', path: `/${m[1]}` });
 }
 
 const HOSTS = {
@@ -607,8 +744,8 @@ const HOSTS = {
   'stackpath.bootstrapcdn.com': bootstrapCdn,
   'maxcdn.bootstrapcdn.com': bootstrapCdn,
   'use.fontawesome.com': fontAwesomeCdn,
-  'esm.sh': esmMiss,
-  'cdn.skypack.dev': esmMiss,
+  'esm.sh': esModuleCdn,
+  'cdn.skypack.dev': esModuleCdn,
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -686,7 +823,8 @@ function startMirror({ port, root, certFile, keyFile, logFile }) {
     if (result.body !== undefined) {
       const body = Buffer.from(result.body);
       log({ kind: 'served', url, package: result.pkg });
-      res.writeHead(200, { ...cors, 'Content-Type': result.type, 'Content-Length': body.length, 'Cache-Control': 'public, max-age=86400' });
+      res.writeHead(200, { ...cors, 'Content-Type': result.type, 'Content-Length': body.length,
+        'Cache-Control': result.immutable ? 'public, max-age=31536000, immutable' : 'public, max-age=86400' });
       return res.end(req.method === 'HEAD' ? undefined : body);
     }
     if (result.file) {

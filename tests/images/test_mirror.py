@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import shutil
 import socket
 import ssl
@@ -29,6 +30,7 @@ from evaluator.browser import LAUNCH_ARGS, chromium_executable
 ROOT = Path(__file__).resolve().parents[2]
 SANDBOX = ROOT / "images" / "sandbox"
 MIRROR_DIR = SANDBOX / "build" / "mirror"
+TOOLCHAIN_DIR = SANDBOX / "build" / "toolchain"
 
 
 @dataclass(frozen=True)
@@ -49,10 +51,11 @@ class Proxy:
 def mirror_root() -> Path:
     if shutil.which("npm") is None:
         pytest.skip("npm is not installed (make setup installs it); the mirror is fetched from the npm registry")
-    done = subprocess.run([str(SANDBOX / "npm-tree.sh"), str(SANDBOX / "mirror"), str(MIRROR_DIR)],
-                          capture_output=True, text=True)
-    if done.returncode != 0:
-        pytest.fail(f"npm-tree.sh failed:\n{done.stdout}\n{done.stderr}")
+    for tree, out in (("mirror", MIRROR_DIR), ("toolchain", TOOLCHAIN_DIR)):  # esm.sh modules need esbuild
+        done = subprocess.run([str(SANDBOX / "npm-tree.sh"), str(SANDBOX / tree), str(out)],
+                              capture_output=True, text=True)
+        if done.returncode != 0:
+            pytest.fail(f"npm-tree.sh {tree} failed:\n{done.stdout}\n{done.stderr}")
     return MIRROR_DIR
 
 
@@ -74,6 +77,7 @@ def proxy(mirror_root: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterat
         ["node", str(SANDBOX / "mirror.js"), "--port", str(port), "--root", str(mirror_root),
          "--cert", str(cert), "--key", str(key), "--log", str(log)],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env={**os.environ, "EVALGRID_ESBUILD": str(TOOLCHAIN_DIR / "node_modules" / "esbuild")},
     )
     assert process.stdout is not None
     if process.stdout.readline().strip() != "ready":
@@ -198,8 +202,12 @@ CASES = [
     Case("https://fonts.googleapis.com/css2?family=No+Such+Family", 404),
     Case("https://fonts.gstatic.com/s/evalgrid/inter/files/inter-latin-400-normal.woff2", content_type="font/woff2",
          package="@fontsource/inter@5.3.0"),
-    # ES module CDNs are not mirrored yet: a logged miss
-    Case("https://esm.sh/react@18.2.0", 404),
+    # ES module CDNs: modules bundled on request, ranges redirected like unpkg
+    Case("https://esm.sh/react@18.2.0", content_type=JS, contains="export", package="react@18.2.0"),
+    Case("https://esm.sh/react@18", 302, location="https://esm.sh/react@18.3.1"),
+    Case("https://esm.sh/react-dom@18.3.1/client", content_type=JS, contains='from "https://esm.sh/react-dom@18.3.1"'),
+    Case("https://cdn.skypack.dev/d3@7.9.2", content_type=JS, contains='from "https://esm.sh/d3-'),
+    Case("https://cdn.jsdelivr.net/npm/d3@7/+esm", 302, location="https://esm.sh/d3@7.9.2"),
     Case("https://cdn.skypack.dev/canvas-confetti", 404),
 ]
 
@@ -341,3 +349,47 @@ def test_chromium_renders_a_page_from_the_mirror(proxy: Proxy) -> None:
     served = {r["url"] for r in proxy.records() if r["kind"] == "served"}
     assert "https://cdn.tailwindcss.com/" in served
     assert any(u.startswith("https://fonts.gstatic.com/s/evalgrid/inter/") for u in served)
+
+
+ES_MODULE_PAGE = """<!doctype html><html><body><div id="root"></div><div id="vue">{{ greeting }}</div>
+<script type="module">
+  import React, { useState } from "https://esm.sh/react@18.2.0";
+  import { createRoot } from "https://esm.sh/react-dom@18.2.0/client";
+  import { createApp } from "https://esm.sh/vue@3";
+  function Counter() {
+    const [n, setN] = useState(0);
+    return React.createElement("button", { id: "count", onClick: () => setN(n + 1) }, "clicked " + n);
+  }
+  createRoot(document.getElementById("root")).render(React.createElement(Counter));
+  createApp({ data: () => ({ greeting: "Hello from Vue" }) }).mount("#vue");
+</script></body></html>"""
+
+
+@pytest.mark.browser
+def test_chromium_runs_es_modules_from_esm_sh(proxy: Proxy) -> None:
+    """React and ReactDOM as separate esm.sh modules must share one React (hooks work), Vue must compile
+    an in-DOM template."""
+
+    async def scenario() -> dict[str, Any]:
+        async with async_playwright() as playwright:
+            args = [a for a in LAUNCH_ARGS if not a.startswith("--proxy-server=")]
+            browser = await playwright.chromium.launch(
+                executable_path=chromium_executable(playwright),
+                args=[*args, f"--proxy-server={proxy.url}", "--ignore-certificate-errors"],
+            )
+            try:
+                page = await browser.new_page()
+                errors: list[str] = []
+                page.on("pageerror", lambda e: errors.append(str(e)))
+                await page.set_content(ES_MODULE_PAGE, wait_until="load")
+                await page.wait_for_selector("#count", timeout=15_000)
+                await page.click("#count")
+                await page.click("#count")
+                await page.wait_for_function("document.getElementById('count').textContent === 'clicked 2'",
+                                             timeout=5_000)
+                return {"vue": await page.inner_text("#vue"), "errors": errors}
+            finally:
+                await browser.close()
+
+    result = asyncio.run(scenario())
+    assert result == {"vue": "Hello from Vue", "errors": []}
