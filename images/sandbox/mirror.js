@@ -595,6 +595,7 @@ function gstatic(mirror, ctx) {
 // request with the toolchain's esbuild; the package's dependencies stay separate modules, at their
 // esm.sh addresses (so react-dom and the page share one React), and a CommonJS package gets its named exports
 // by loading it here once to list them. Built modules are kept for the sandbox's lifetime.
+const LOG_LIMIT_BYTES = 2 * 1024 * 1024;
 const ESBUILD = process.env.EVALGRID_ESBUILD || '/opt/evalgrid/toolchain/node_modules/esbuild';
 const esModules = new Map();
 
@@ -775,9 +776,11 @@ function startMirror({ port, root, certFile, keyFile, logFile }) {
   const secureContext = tls.createSecureContext({ cert: fs.readFileSync(certFile), key: fs.readFileSync(keyFile) });
   const tunnelHost = new WeakMap(); // TLS socket → the host its CONNECT named
 
+  // Capped: a page that polls a refused host must not fill /tmp or the driver's reply with its log.
   const log = (record) => {
     if (!logFile) return;
     try {
+      if (fs.statSync(logFile, { throwIfNoEntry: false })?.size > LOG_LIMIT_BYTES) return;
       fs.appendFileSync(logFile, JSON.stringify(record) + '\n');
     } catch {
       // a full or vanished log must not take the proxy down with it

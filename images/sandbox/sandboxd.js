@@ -160,6 +160,9 @@ function startAudio(onReady) {
 require("./mirror").startMirror({
   port: MIRROR_PORT, root: "/opt/evalgrid/mirror", certFile: "/opt/evalgrid/mirror-cert.pem",
   keyFile: "/opt/evalgrid/mirror-key.pem", logFile: path.join(STATE, "mirror.log"),
+}).catch((err) => {
+  // Without the mirror every external request fails at the proxy: pages degrade, runs still end.
+  fs.appendFileSync(path.join(STATE, "sandboxd.log"), `${new Date().toISOString()} mirror: ${err && err.stack}\n`);
 });
 
 let browser = null;
