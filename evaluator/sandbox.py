@@ -17,8 +17,8 @@ from evaluator.models import BuildReport, MirroredPackage, Stack
 from evaluator.serve import serve_directory
 from evaluator.soundtrack import AudioSource
 
-BUILD_OUTPUT = ".evalgrid-build/index.html"
-"""Where a built app's page is, relative to the served app directory."""
+BUILD_OUTPUT = "index.html"
+"""Where a built app's page is: the build replaces the served directory's contents, as `vite preview` serves."""
 BUILD_TIMEOUT_S = 90.0
 """A build still running then is killed and is the answer's failure; well inside a run's default time limit (180 s)."""
 
@@ -49,7 +49,8 @@ class AppHost(Protocol):
         ...
 
     async def build(self, stack: Stack, entry: str) -> tuple[BuildReport, str]:
-        """Build the served component or project (inside :meth:`serve`) into :data:`BUILD_OUTPUT`.
+        """Build the served component or project (inside :meth:`serve`); the built app then takes the place of
+        the source, its page at :data:`BUILD_OUTPUT`.
 
         Returns the report and the build log. A failed build is a report, not an exception; a host that
         cannot build raises :class:`~evaluator.errors.BuildUnavailableError`.

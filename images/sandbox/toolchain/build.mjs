@@ -3,8 +3,10 @@
 //
 //   node build.mjs APP_DIR STACK ENTRY      STACK: component | project
 //
-// Writes the built app to APP_DIR/.evalgrid-build/ (index.html at its top). Everything printed is the
-// build log the judge sees; the exit code says whether the build worked. Packages come only from the
+// Replaces APP_DIR's contents with the built app (index.html at its top), so the app is served from
+// the origin's root as `vite preview` would: absolute asset paths (`/vite.svg` from public/) and
+// `fetch("/data.json")` work. Everything printed is the build log the judge sees; the exit code says
+// whether the build worked. Packages come only from the
 // toolchain installed beside this file: a package the answer needs that is not there is a build
 // failure of the answer, as it would be without `npm install` on a developer's machine.
 import fs from "node:fs";
@@ -123,7 +125,18 @@ async function main() {
   if (!fs.existsSync(path.join(appDir, OUT, "index.html"))) {
     throw new Error(`the build wrote no ${OUT}/index.html (a project's build.outDir or input points elsewhere?)`);
   }
+  promote(appDir);
   console.log(`evalgrid: built in ${Date.now() - started} ms`);
+}
+
+// The build output takes the source's place (one filesystem: renames, no copies).
+function promote(appDir) {
+  const out = path.join(appDir, OUT);
+  for (const name of fs.readdirSync(appDir)) {
+    if (name !== OUT) fs.rmSync(path.join(appDir, name), { recursive: true, force: true });
+  }
+  for (const name of fs.readdirSync(out)) fs.renameSync(path.join(out, name), path.join(appDir, name));
+  fs.rmdirSync(out);
 }
 
 main().catch((err) => {
