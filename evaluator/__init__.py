@@ -10,6 +10,7 @@ from evaluator import llm_judge as _llm_judge  # noqa: F401 - registers the LLM 
 from evaluator.collect import collect_evidence
 from evaluator.errors import (
     BrowserUnavailableError,
+    BuildUnavailableError,
     ConfigError,
     EncoderUnavailableError,
     EvalgridError,
@@ -25,6 +26,7 @@ from evaluator.judges import Judge, create_judge, judges
 from evaluator.models import (
     AgentConfig,
     Artifact,
+    BuildReport,
     Candidate,
     Difficulty,
     Dimension,
@@ -34,6 +36,7 @@ from evaluator.models import (
     JudgeConfig,
     Kind,
     LanguageGroup,
+    MirroredPackage,
     Outcome,
     OutcomeStatus,
     Query,
@@ -43,6 +46,7 @@ from evaluator.models import (
     Severity,
     Stack,
     Verdict,
+    WebEnvironment,
 )
 from evaluator.observation import Action, ActionKind, AgentSummary, Observation, StepRecord
 from evaluator.policies import Policy, policies
@@ -57,6 +61,8 @@ __all__ = [
     "AppHost",
     "Artifact",
     "BrowserUnavailableError",
+    "BuildReport",
+    "BuildUnavailableError",
     "Candidate",
     "ConfigError",
     "Difficulty",
@@ -75,6 +81,7 @@ __all__ = [
     "Kind",
     "LOOPBACK",
     "LanguageGroup",
+    "MirroredPackage",
     "NotAssessable",
     "Observation",
     "Outcome",
@@ -91,6 +98,7 @@ __all__ = [
     "StagePaths",
     "StepRecord",
     "Verdict",
+    "WebEnvironment",
     "WorkerStartError",
     "collect_evidence",
     "create_judge",
