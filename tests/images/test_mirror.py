@@ -23,7 +23,7 @@ from typing import Any
 
 import httpx
 import pytest
-from playwright.async_api import async_playwright
+from playwright.async_api import Browser, Playwright, async_playwright
 
 from evaluator.browser import LAUNCH_ARGS, chromium_executable
 
@@ -309,15 +309,20 @@ PAGE = """<!doctype html>
 </body></html>"""
 
 
+async def _behind_the_mirror(playwright: Playwright, proxy: Proxy) -> Browser:
+    """Chromium as the sandbox runs it: evalgrid's flags, with the mirror instead of the dead proxy."""
+    args = [a for a in LAUNCH_ARGS if not a.startswith("--proxy-server=")]
+    return await playwright.chromium.launch(
+        executable_path=chromium_executable(playwright),
+        args=[*args, f"--proxy-server={proxy.url}", "--ignore-certificate-errors"],
+    )
+
+
 @pytest.mark.browser
 def test_chromium_renders_a_page_from_the_mirror(proxy: Proxy) -> None:
     async def scenario() -> dict[str, Any]:
         async with async_playwright() as playwright:
-            args = [a for a in LAUNCH_ARGS if not a.startswith("--proxy-server=")]
-            browser = await playwright.chromium.launch(
-                executable_path=chromium_executable(playwright),
-                args=[*args, f"--proxy-server={proxy.url}", "--ignore-certificate-errors"],
-            )
+            browser = await _behind_the_mirror(playwright, proxy)
             try:
                 page = await browser.new_page()
                 await page.set_content(PAGE, wait_until="load")
@@ -372,11 +377,7 @@ def test_chromium_runs_es_modules_from_esm_sh(proxy: Proxy) -> None:
 
     async def scenario() -> dict[str, Any]:
         async with async_playwright() as playwright:
-            args = [a for a in LAUNCH_ARGS if not a.startswith("--proxy-server=")]
-            browser = await playwright.chromium.launch(
-                executable_path=chromium_executable(playwright),
-                args=[*args, f"--proxy-server={proxy.url}", "--ignore-certificate-errors"],
-            )
+            browser = await _behind_the_mirror(playwright, proxy)
             try:
                 page = await browser.new_page()
                 errors: list[str] = []

@@ -28,6 +28,7 @@ from evaluator.models import (
     AgentConfig,
     Candidate,
     JudgeConfig,
+    Outcome,
     OutcomeStatus,
     ReasonCode,
     Stack,
@@ -179,24 +180,29 @@ def test_repeated_runs_give_pixel_identical_first_screenshots(grid: _Grid) -> No
     assert all(share <= _CANVAS_TOLERANCE for share in differing.values()), differing
 
 
-def _run(grid: _Grid, answer_dir: Path, query_id: str, run_dir: Path) -> Any:
-    spec = make_run_spec(candidate=Candidate(id="frozen", provider="replay", answers=str(answer_dir)),
-                         query=app_query(query_id),
-                         agent=AgentConfig(max_steps=3), judge=JudgeConfig(), judge_version="heuristic-v1",
-                         answers_dir=answer_dir)
-    return grid.run(execute_run(spec, browser=grid.browser, paths=StagePaths(run_dir), host=grid.sandbox))
+def _run(grid: _Grid, fixture: dict[str, Any], tmp_path: Path) -> tuple[Outcome, Path]:
+    """One full run of the fixture's answer on the sandbox: its outcome and its evidence bundle."""
+    answers = tmp_path / "answers"
+    answers.mkdir()
+    (answers / f"{fixture['id']}.md").write_bytes((FROZEN / fixture["answer"]).read_bytes())
+    spec = make_run_spec(candidate=Candidate(id="frozen", provider="replay", answers=str(answers)),
+                         query=app_query(fixture["id"]), agent=AgentConfig(max_steps=3), judge=JudgeConfig(),
+                         judge_version="heuristic-v1", answers_dir=answers)
+    paths = StagePaths(tmp_path / "run")
+    outcome = grid.run(execute_run(spec, browser=grid.browser, paths=paths, host=grid.sandbox))
+    return outcome, paths.evidence(outcome.evidence_key or "none")
+
+
+def _fixture(fixture_id: str) -> dict[str, Any]:
+    return next(f for f in EXPECTATIONS if f["id"] == fixture_id)
 
 
 def test_unknown_external_host_is_blocked_recorded_and_the_page_still_judged(grid: _Grid, tmp_path: Path) -> None:
-    answers = tmp_path / "answers"
-    answers.mkdir()
-    (answers / "unknown-host.md").write_bytes((FROZEN / "unknown-host.md").read_bytes())
-    outcome = _run(grid, answers, "unknown-host", tmp_path / "run")
+    fixture = _fixture("unknown-host")
+    outcome, bundle = _run(grid, fixture, tmp_path)
     assert outcome.status is OutcomeStatus.JUDGED, outcome
-    bundle = StagePaths(tmp_path / "run").evidence(outcome.evidence_key)
     network = yaml.safe_load((bundle / "network.json").read_text())
     blocked_hosts = {url.split("/")[2] for url in network["blocked"]}
-    fixture = next(f for f in EXPECTATIONS if f["id"] == "unknown-host")
     assert set(fixture["blocked_hosts"]) <= blocked_hosts, network
     manifest = read_manifest(bundle)
     assert manifest is not None and manifest.web is not None
@@ -208,12 +214,8 @@ def test_unknown_external_host_is_blocked_recorded_and_the_page_still_judged(gri
 @pytest.mark.parametrize("fixture", BUILD_FAILURES, ids=[f["id"] for f in BUILD_FAILURES])
 def test_a_broken_build_is_a_classified_failure_with_its_log(grid: _Grid, fixture: dict[str, Any],
                                                               tmp_path: Path) -> None:
-    answers = tmp_path / "answers"
-    answers.mkdir()
-    (answers / f"{fixture['id']}.md").write_bytes((FROZEN / fixture["answer"]).read_bytes())
-    outcome = _run(grid, answers, fixture["id"], tmp_path / "run")
+    outcome, bundle = _run(grid, fixture, tmp_path)
     assert (outcome.status, outcome.reason.code) == (OutcomeStatus.NON_ASSESSABLE, ReasonCode.BUILD_FAILED), outcome
-    bundle = StagePaths(tmp_path / "run").evidence(outcome.evidence_key)
     manifest = read_manifest(bundle)
     assert manifest is not None and manifest.build is not None and not manifest.build.ok
     log = (bundle / manifest.build.log_file).read_text()
@@ -222,13 +224,9 @@ def test_a_broken_build_is_a_classified_failure_with_its_log(grid: _Grid, fixtur
 
 
 def test_a_component_run_end_to_end_is_built_judged_and_keeps_its_build_log(grid: _Grid, tmp_path: Path) -> None:
-    answers = tmp_path / "answers"
-    answers.mkdir()
-    (answers / "jsx-component.md").write_bytes((FROZEN / "jsx-component.md").read_bytes())
-    outcome = _run(grid, answers, "jsx-component", tmp_path / "run")
+    outcome, bundle = _run(grid, _fixture("jsx-component"), tmp_path)
     assert outcome.status is OutcomeStatus.JUDGED, outcome
-    bundle = StagePaths(tmp_path / "run").evidence(outcome.evidence_key)
     manifest = read_manifest(bundle)
     assert manifest is not None and manifest.build is not None and manifest.build.ok
-    assert "esbuild" in (bundle / "build.log").read_text() or "built in" in (bundle / "build.log").read_text()
+    assert "evalgrid: built in" in (bundle / "build.log").read_text()
     assert "Pomodoro" in (bundle / "static" / "dom.html").read_text()
