@@ -153,19 +153,20 @@ async def execute_run(spec: RunSpec, *, browser: Browser, paths: StagePaths, att
 
     evidence_key = content_key("evidence", artifact_key, spec.agent, host.label, COLLECTOR_VERSION)
     bundle_dir = paths.evidence(evidence_key)
-    if read_manifest(bundle_dir) is None:
+    manifest = read_manifest(bundle_dir)
+    if manifest is None:
         shutil.rmtree(bundle_dir, ignore_errors=True)  # a partial bundle from a crashed attempt
         try:
-            await collect_evidence(browser=browser, artifact=artifact, query=spec.query, agent=spec.agent,
-                                   bundle_dir=bundle_dir, evidence_key=evidence_key, host=host, models=access)
+            manifest = await collect_evidence(browser=browser, artifact=artifact, query=spec.query,
+                                              agent=spec.agent, bundle_dir=bundle_dir, evidence_key=evidence_key,
+                                              host=host, models=access)
         except EncoderUnavailableError as exc:
             return outcome(OutcomeStatus.INFRA_ERROR, ReasonCode.ENCODER_FAILED, str(exc),
                            artifact_key=artifact_key, evidence_key=evidence_key)
         except BuildUnavailableError as exc:
             return outcome(OutcomeStatus.INFRA_ERROR, ReasonCode.BUILD_UNAVAILABLE, str(exc),
                            artifact_key=artifact_key, evidence_key=evidence_key)
-    manifest = read_manifest(bundle_dir)
-    if manifest is not None and manifest.build is not None and not manifest.build.ok:
+    if manifest.build is not None and not manifest.build.ok:
         # The answer does not build offline against the sandbox's packages: the model's failure, with its log.
         log_tail = (bundle_dir / manifest.build.log_file).read_text(encoding="utf-8", errors="replace")[-1500:]
         return outcome(OutcomeStatus.NON_ASSESSABLE, ReasonCode.BUILD_FAILED,

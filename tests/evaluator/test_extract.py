@@ -572,7 +572,7 @@ def test_a_vite_project_is_built_from_its_index_html() -> None:
 
 
 def test_a_framework_project_with_nothing_to_mount_is_unsupported_not_a_crash() -> None:
-    # Create React App's layout: public/index.html and src/App.js, neither a root page nor a .jsx file.
+    # Create React App's layout: src/App.js, with neither a root index.html nor a .jsx file.
     result = _refused('**package.json**\n```json\n{"dependencies": {"react": "^18.2.0"}}\n```\n'
                       "**src/App.js**\n```js\nexport default function App() { return null; }\n```\n")
     assert result.code is ReasonCode.UNSUPPORTED_STACK
