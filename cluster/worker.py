@@ -28,6 +28,7 @@ from cluster.run_store import RunStore
 from evaluator.browser import launch_browser
 from evaluator.budget import Budget
 from evaluator.chat import Endpoint, ModelAccess, ResponseCache
+from evaluator.context_pool import ContextPool
 from evaluator.errors import (
     BrowserUnavailableError,
     BudgetExhaustedError,
@@ -156,6 +157,7 @@ class RunWorker:
         self._paths = StagePaths(Path(settings.run_dir))
         self._playwright: Playwright | None = None
         self._backend: _Backend | None = None
+        self._contexts: ContextPool | None = None
         self._store = RunStore(S3Store(settings.store)) if settings.store else None
         self._models = ModelAccess(endpoints=dict(settings.endpoints), budget=settings.budget,
                                    cache=ResponseCache(Path(settings.run_dir) / "cache" / "chat"))
@@ -185,7 +187,7 @@ class RunWorker:
                 self._backend = _LocalBackend(self._playwright)
             else:
                 raise ConfigError(f"unknown sandbox backend {self.settings.backend!r}; use docker, kubernetes or local")
-            await self._backend.browser()
+            await self._contexts_on(await self._backend.browser())
         except BaseException as exc:
             await self.close()
             if isinstance(exc, InfrastructureError):
@@ -202,6 +204,7 @@ class RunWorker:
         backend, self._backend = self._backend, None
         playwright, self._playwright = self._playwright, None
         try:
+            await self._drop_contexts()
             if backend is not None:
                 await backend.close()
         finally:
@@ -231,8 +234,10 @@ class RunWorker:
         for attempt in range(1, self.settings.max_attempts + 1):
             try:
                 browser = await self._backend.browser()
+                contexts = await self._contexts_on(browser)
                 run = asyncio.ensure_future(execute_run(spec, browser=browser, paths=self._paths, attempt=attempt,
-                                                        host=self._backend.host, models=self._models))
+                                                        host=self._backend.host, models=self._models,
+                                                        contexts=contexts))
                 ended = await _until_done_or_disconnected(run, browser, limit)
                 if ended == "done":
                     return run.result()
@@ -287,10 +292,23 @@ class RunWorker:
                 "functional": None, "aesthetic": None, "verdict_key": None, "judge_label": None})
         return outcome
 
+    async def _contexts_on(self, browser: Browser) -> ContextPool:
+        """The pool that makes the next run's contexts ahead on ``browser`` (a new one for a new browser)."""
+        if self._contexts is None or self._contexts.browser is not browser:
+            await self._drop_contexts()
+            self._contexts = ContextPool(browser, ahead=True)
+        return self._contexts
+
+    async def _drop_contexts(self) -> None:
+        contexts, self._contexts = self._contexts, None
+        if contexts is not None:
+            await contexts.close()
+
     async def _recover(self, why: str) -> None:
         assert self._backend is not None  # only called from _execute, which checked it
         self.health.last_error = why[:200]
         self.health.sandbox_restarts += 1
+        await self._drop_contexts()
         try:
             await asyncio.wait_for(self._backend.recover(), 120)
         except (InfrastructureError, TimeoutError) as exc:

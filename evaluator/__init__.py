@@ -8,6 +8,7 @@ from evaluator import heuristic as _heuristic  # noqa: F401 - registers the embe
 from evaluator import llm_agent as _llm_agent  # noqa: F401 - registers the LLM agent policy
 from evaluator import llm_judge as _llm_judge  # noqa: F401 - registers the LLM judge
 from evaluator.collect import collect_evidence
+from evaluator.context_pool import ContextPool
 from evaluator.errors import (
     BrowserUnavailableError,
     BuildUnavailableError,
@@ -65,6 +66,7 @@ __all__ = [
     "BuildUnavailableError",
     "Candidate",
     "ConfigError",
+    "ContextPool",
     "Difficulty",
     "Dimension",
     "EncoderUnavailableError",

@@ -19,6 +19,7 @@ from playwright.async_api import Error as PlaywrightError
 
 from evaluator.chat import ModelAccess
 from evaluator.console import PageLog
+from evaluator.context_pool import ContextPool
 from evaluator.crash import CrashWatch
 from evaluator.environment import web_environment
 from evaluator.errors import BudgetExhaustedError, InfrastructureError, ModelRequestError
@@ -44,14 +45,20 @@ def _package_version(name: str) -> str:
 
 async def collect_evidence(
     *, browser: Browser, artifact: Artifact, query: Query, agent: AgentConfig, bundle_dir: Path, evidence_key: str,
-    host: AppHost = LOOPBACK, models: ModelAccess | None = None,
+    host: AppHost = LOOPBACK, models: ModelAccess | None = None, contexts: ContextPool | None = None,
 ) -> EvidenceManifest:
     """Collect and commit the evidence bundle of ``artifact`` under ``bundle_dir``.
 
     ``host`` serves the app where ``browser`` can reach it (the browser runs beside it in a sandbox).
+    ``contexts`` is a pool on ``browser`` that made the run's contexts ahead (a worker's); without, they
+    are made when needed.
     An app that crashes or wedges its tab during Static Perception still yields a bundle: it records
     ``static/failure.json`` and no interaction.
     """
+    if contexts is None:
+        contexts = ContextPool(browser)
+    elif contexts.browser is not browser:
+        raise ValueError("collect_evidence: the context pool belongs to another browser; pass the pool made on it")
     writer = EvidenceWriter(bundle_dir)
     writer.write_json("query.json", query)
     writer.write_json("artifact.json", artifact.model_dump(mode="json", exclude={"files"}))
@@ -86,7 +93,7 @@ async def collect_evidence(
                                                    f"see {build.log_file}"}
         else:
             try:
-                desktop, page = await perceive(browser, origin=origin, url=url, writer=writer, log=log,
+                desktop, page = await perceive(contexts, origin=origin, url=url, writer=writer, log=log,
                                                blocked=blocked, phase=phase, timings=timings,
                                                confine=host.mirror is None)
             except PlaywrightError as exc:

@@ -8,18 +8,16 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from playwright.async_api import Browser, BrowserContext, CDPSession, Page, ViewportSize
+from playwright.async_api import BrowserContext, CDPSession, Page
 from playwright.async_api import Error as PlaywrightError
 
 from evaluator.accessibility import audit_accessibility
-from evaluator.browser import confine_to_origin
 from evaluator.console import PageLog
-from evaluator.environment import LOCALE, TIMEZONE, first_look, pin_context, release
+from evaluator.context_pool import DESKTOP, ContextPool
+from evaluator.environment import first_look, release
 from evaluator.evidence import EvidenceWriter
 from evaluator.probes import page_facts, probe_image, wait_for_render
 
-DESKTOP: ViewportSize = {"width": 1280, "height": 800}
-MOBILE: ViewportSize = {"width": 390, "height": 844}
 _FULL_PAGE_MAX_HEIGHT = 6000
 _NAVIGATION_TIMEOUT_MS = 15_000
 
@@ -126,28 +124,11 @@ async def snapshot_document(page: Page, writer: EvidenceWriter) -> None:
     writer.write_text("static/accessibility.yaml", aria)
 
 
-async def new_app_context(browser: Browser, origin: str, blocked: list[str], *, mobile: bool,
-                          confine: bool = True) -> BrowserContext:
-    """A fresh browser context sized for desktop or mobile, pinned to the frozen web environment.
-
-    With ``confine`` the driver refuses every request outside the app's ``origin`` (recorded in
-    ``blocked``); without, the sandbox's CDN mirror answers or refuses them.
-    """
-    context = await browser.new_context(
-        viewport=MOBILE if mobile else DESKTOP, is_mobile=mobile, has_touch=mobile, device_scale_factor=1,
-        service_workers="block", accept_downloads=False, locale=LOCALE, timezone_id=TIMEZONE,
-    )
-    await pin_context(context)
-    if confine:
-        await confine_to_origin(context, origin, blocked)
-    return context
-
-
 async def perceive(
-    browser: Browser, *, origin: str, url: str, writer: EvidenceWriter, log: PageLog, blocked: list[str],
+    contexts: ContextPool, *, origin: str, url: str, writer: EvidenceWriter, log: PageLog, blocked: list[str],
     phase: dict[str, str], timings: dict[str, float], confine: bool = True,
 ) -> tuple[BrowserContext, Page]:
-    """Static Perception at mobile and desktop size, both at once (independent contexts).
+    """Static Perception at mobile and desktop size, both at once (independent contexts from ``contexts``).
 
     The desktop impression includes an axe-core audit (in an isolated world, so the app's own
     JavaScript never sees it).
@@ -155,15 +136,14 @@ async def perceive(
     Returns the desktop context and page, still open and running again at real speed, with Playwright's
     clock installed before the page loaded: the interaction continues on the page the first impression
     was taken of.
-    ``confine``: see :func:`new_app_context`.
+    ``confine``: see :meth:`~evaluator.context_pool.ContextPool.open`.
     """
     phase["name"] = "load"
 
     async def mobile() -> None:
         started = time.monotonic()
-        context = await new_app_context(browser, origin, blocked, mobile=True, confine=confine)
+        context, page = await contexts.open(origin, blocked, mobile=True, confine=confine)
         try:
-            page = await context.new_page()
             log.attach(page, lambda: "mobile")
             timings_mobile, still = await load(page, url)
             await capture(page, "mobile", writer, timings_mobile)
@@ -174,9 +154,8 @@ async def perceive(
 
     async def desktop() -> tuple[BrowserContext, Page]:
         started = time.monotonic()
-        context = await new_app_context(browser, origin, blocked, mobile=False, confine=confine)
+        context, page = await contexts.open(origin, blocked, mobile=False, confine=confine)
         try:
-            page = await context.new_page()
             log.attach(page, lambda: phase["name"])
             timings_desktop, still = await load(page, url)
             await capture(page, "desktop", writer, timings_desktop)

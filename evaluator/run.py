@@ -16,6 +16,7 @@ from playwright.async_api import Browser
 
 from evaluator.chat import ModelAccess
 from evaluator.collect import collect_evidence
+from evaluator.context_pool import ContextPool
 from evaluator.errors import BuildUnavailableError, EncoderUnavailableError, JudgeOutputError, ModelRequestError
 from evaluator.evidence import EvidenceBundle, read_manifest, utc_now, write_json_atomic
 from evaluator.extract import NotAssessable, extract_app
@@ -87,12 +88,15 @@ def make_run_spec(
 
 
 async def execute_run(spec: RunSpec, *, browser: Browser, paths: StagePaths, attempt: int = 1,
-                      host: AppHost = LOOPBACK, models: ModelAccess | None = None) -> Outcome:
+                      host: AppHost = LOOPBACK, models: ModelAccess | None = None,
+                      contexts: ContextPool | None = None) -> Outcome:
     """Run every missing stage of ``spec`` and return its outcome.
 
     ``host`` serves the app beside ``browser``; its label is part of the evidence key, so evidence
     collected in a sandbox is never confused with evidence collected on loopback. ``models`` is
     what generation, an LLM agent and LLM judges may call; the outcome carries what they used.
+    ``contexts``: a pool on ``browser`` that makes the run's browser contexts ahead (see
+    :func:`~evaluator.collect.collect_evidence`).
 
     Raises :class:`~evaluator.errors.InfrastructureError` when the machinery fails (the caller
     decides on retries) and :class:`~evaluator.errors.BudgetExhaustedError` when the sweep's budget
@@ -159,7 +163,7 @@ async def execute_run(spec: RunSpec, *, browser: Browser, paths: StagePaths, att
         try:
             manifest = await collect_evidence(browser=browser, artifact=artifact, query=spec.query,
                                               agent=spec.agent, bundle_dir=bundle_dir, evidence_key=evidence_key,
-                                              host=host, models=access)
+                                              host=host, models=access, contexts=contexts)
         except EncoderUnavailableError as exc:
             return outcome(OutcomeStatus.INFRA_ERROR, ReasonCode.ENCODER_FAILED, str(exc),
                            artifact_key=artifact_key, evidence_key=evidence_key)

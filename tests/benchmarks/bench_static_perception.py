@@ -26,6 +26,7 @@ from playwright.async_api import Browser, Playwright, async_playwright
 
 from evaluator.browser import LAUNCH_ARGS, chromium_executable, launch_browser
 from evaluator.console import PageLog
+from evaluator.context_pool import ContextPool
 from evaluator.evidence import EvidenceWriter
 from evaluator.extract import ExtractedApp, extract_app
 from evaluator.perception import perceive
@@ -63,7 +64,7 @@ async def _evalgrid(browser: Browser, origin: str, url: str, out: Path) -> tuple
     started = time.perf_counter()
     writer = EvidenceWriter(out / "bundle")
     timings: dict[str, float] = {}
-    context, _ = await perceive(browser, origin=origin, url=url, writer=writer, log=PageLog(), blocked=[],
+    context, _ = await perceive(ContextPool(browser), origin=origin, url=url, writer=writer, log=PageLog(), blocked=[],
                                 phase={"name": "mobile"}, timings=timings)
     await context.close()
     return time.perf_counter() - started, timings["accessibility"]

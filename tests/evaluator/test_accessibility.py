@@ -17,8 +17,9 @@ from playwright.async_api import Browser, Page
 from pydantic import ValidationError
 
 from evaluator.accessibility import AXE_VERSION, AccessibilityAudit, AxeViolation, audit_accessibility
+from evaluator.context_pool import DESKTOP, ContextPool
 from evaluator.environment import release
-from evaluator.perception import DESKTOP, load, new_app_context
+from evaluator.perception import load
 from evaluator.serve import serve_directory
 from tests.support import ROOT, with_browser
 
@@ -119,8 +120,7 @@ class Measured:
 
 async def _evalgrid_page(browser: Browser, origin: str, name: str) -> Page:
     """The page as Static Perception leaves it: confined, pinned context, loaded, settled and running again."""
-    context = await new_app_context(browser, origin, [], mobile=False)
-    page = await context.new_page()
+    _, page = await ContextPool(browser).open(origin, [], mobile=False)
     _, still = await load(page, f"{origin}/{name}")
     await release(page, still)
     return page

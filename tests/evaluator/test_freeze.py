@@ -13,12 +13,12 @@ import pytest
 from playwright.async_api import Browser, Page
 
 from evaluator.console import PageLog
+from evaluator.context_pool import DESKTOP
 from evaluator.evidence import EvidenceWriter
 from evaluator.freeze import FreezeController
 from evaluator.interaction import Interaction
 from evaluator.models import AgentConfig
 from evaluator.observation import Action, ActionKind, Observation
-from evaluator.perception import DESKTOP
 from evaluator.probes import wait_for_render
 from evaluator.screencast import ScreenRecorder
 from evaluator.serve import serve_directory

@@ -22,6 +22,7 @@ from playwright.async_api import Browser, Page, async_playwright
 
 from cluster.docker_sandbox import DockerSandbox
 from evaluator.console import PageLog
+from evaluator.context_pool import ContextPool
 from evaluator.evidence import EvidenceWriter, read_manifest
 from evaluator.extract import ExtractedApp, extract_app
 from evaluator.models import (
@@ -33,7 +34,7 @@ from evaluator.models import (
     ReasonCode,
     Stack,
 )
-from evaluator.perception import new_app_context, perceive
+from evaluator.perception import perceive
 from evaluator.run import StagePaths, execute_run, make_run_spec
 from evaluator.sandbox import BUILD_OUTPUT
 from tests.support import FIXTURES, app_query, require_docker
@@ -125,9 +126,8 @@ def test_fixture_renders_offline_from_the_mirror(grid: _Grid, fixture: dict[str,
 
     async def scenario() -> list[str]:
         async with _served(grid, app, requests) as url:
-            context = await new_app_context(grid.browser, url, [], mobile=False, confine=False)
+            context, page = await ContextPool(grid.browser).open(url, [], mobile=False, confine=False)
             try:
-                page = await context.new_page()
                 await page.goto(url, wait_until="load", timeout=30_000)
                 await page.clock.resume()  # a live page: the checks click and wait on timers
                 return await _check(page, fixture)
@@ -156,8 +156,9 @@ def test_repeated_runs_give_pixel_identical_first_screenshots(grid: _Grid) -> No
     async def first_screenshots(app: ExtractedApp, out: Path) -> dict[str, Any]:
         async with _served(grid, app, []) as url:
             origin = url.split("/", 3)[:3]
-            context, _ = await perceive(grid.browser, origin="/".join(origin), url=url, writer=EvidenceWriter(out),
-                                        log=PageLog(), blocked=[], phase={"name": "load"}, timings={}, confine=False)
+            context, _ = await perceive(ContextPool(grid.browser), origin="/".join(origin), url=url,
+                                        writer=EvidenceWriter(out), log=PageLog(), blocked=[], phase={"name": "load"},
+                                        timings={}, confine=False)
             await context.close()
         return {view: cv2.imdecode(np.frombuffer((out / "static" / f"{view}-viewport.png").read_bytes(), np.uint8),
                                    cv2.IMREAD_COLOR) for view in ("desktop", "mobile")}

@@ -1,0 +1,137 @@
+"""Browser contexts for a run, made before the run asks for them.
+
+A new context and its first page cost a run's start about 230 ms, most of it Chromium starting the
+page's renderer process (measured in the Docker sandbox and on loopback alike). A worker's pool makes
+the next run's pair, one desktop and one mobile context, as soon as the current run has closed its
+own: while the run is judged and the next one is extracted and served. The next run then loads its
+app into pages that exist already.
+
+Every context is fresh (no run has had it before) and made the same way whether made ahead or on
+demand: sized, pinned to the frozen web environment, with one blank page. Only the confinement to
+the run's origin is added when the run takes it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from typing import NamedTuple
+
+from playwright.async_api import Browser, BrowserContext, Page, ViewportSize
+from playwright.async_api import Error as PlaywrightError
+
+from evaluator.browser import confine_to_origin
+from evaluator.environment import LOCALE, TIMEZONE, pin_context
+
+DESKTOP: ViewportSize = {"width": 1280, "height": 800}
+MOBILE: ViewportSize = {"width": 390, "height": 844}
+_CLOSE_S = 10.0
+
+
+class Tab(NamedTuple):
+    """A fresh context and its one page, still blank."""
+
+    context: BrowserContext
+    page: Page
+
+
+class ContextPool:
+    """Fresh, pinned browser contexts on one browser.
+
+    With ``ahead`` the pool makes a desktop and a mobile context at once, and again each time every
+    context it handed out has closed (a run is done with the browser). Create it inside the event loop.
+    Without ``ahead`` it makes each context when :meth:`open` asks for it.
+    """
+
+    def __init__(self, browser: Browser, *, ahead: bool = False) -> None:
+        self.browser = browser
+        self._ahead = ahead
+        self._ready: dict[bool, asyncio.Task[Tab]] = {}
+        self._handed_out = 0
+        if ahead:
+            self._prepare()
+
+    async def open(self, origin: str, blocked: list[str], *, mobile: bool, confine: bool = True) -> Tab:
+        """A fresh context sized for desktop or mobile, pinned to the frozen web environment, with a blank page.
+
+        With ``confine`` the driver refuses every request outside the app's ``origin`` (recorded in
+        ``blocked``); without, the sandbox's CDN mirror answers or refuses them.
+        """
+        tab = await self._take(mobile)
+        self._handed_out += 1
+        tab.context.once("close", lambda _: self._returned())
+        if confine:
+            try:
+                await confine_to_origin(tab.context, origin, blocked)
+            except BaseException:
+                await _close(tab.context)
+                raise
+        return tab
+
+    async def ready(self) -> None:
+        """Wait until the contexts being made ahead exist (or have failed to be made)."""
+        if self._ready:
+            await asyncio.wait(list(self._ready.values()))
+
+    async def close(self) -> None:
+        """Stop making contexts ahead and close the ones not handed out."""
+        self._ahead = False
+        pending = list(self._ready.values())
+        self._ready.clear()
+        for task in pending:
+            task.cancel()
+        for made in await asyncio.gather(*pending, return_exceptions=True):
+            if isinstance(made, Tab):
+                await _close(made.context)
+
+    async def _take(self, mobile: bool) -> Tab:
+        task = self._ready.pop(mobile, None)
+        if task is not None:
+            try:
+                tab = await task
+            except PlaywrightError:
+                pass  # made ahead on a browser that has since failed: making it again reports why
+            else:
+                try:
+                    await tab.page.evaluate("0")
+                    return tab
+                except PlaywrightError:
+                    await _close(tab.context)  # its renderer went away while it waited: not the run's doing
+        return await _make(self.browser, mobile)
+
+    def _returned(self) -> None:
+        self._handed_out -= 1
+        if self._handed_out == 0 and self._ahead and self.browser.is_connected():
+            self._prepare()
+
+    def _prepare(self) -> None:
+        for mobile in (False, True):
+            if mobile not in self._ready:
+                task = asyncio.ensure_future(_make(self.browser, mobile))
+                task.add_done_callback(_retrieve)
+                self._ready[mobile] = task
+
+
+async def _make(browser: Browser, mobile: bool) -> Tab:
+    context = await browser.new_context(
+        viewport=MOBILE if mobile else DESKTOP, is_mobile=mobile, has_touch=mobile, device_scale_factor=1,
+        service_workers="block", accept_downloads=False, locale=LOCALE, timezone_id=TIMEZONE,
+    )
+    try:
+        await pin_context(context)
+        page = await context.new_page()
+    except BaseException:
+        await _close(context)
+        raise
+    return Tab(context, page)
+
+
+async def _close(context: BrowserContext) -> None:
+    with contextlib.suppress(PlaywrightError, TimeoutError):
+        await asyncio.wait_for(context.close(), _CLOSE_S)
+
+
+def _retrieve(task: asyncio.Task[Tab]) -> None:
+    """Mark a failure to make a context ahead as seen: :meth:`ContextPool.open` makes it again, or the pool closes."""
+    if not task.cancelled():
+        task.exception()
