@@ -135,10 +135,18 @@ class ContainerSandbox(ABC):
             return self._browser
         deadline = time.monotonic() + wait_s
         last = ""
-        while time.monotonic() < deadline:
+        while (left := deadline - time.monotonic()) > 0:
             try:
-                self._browser = await playwright.chromium.connect_over_cdp(self._endpoint, timeout=5000)
+                # Straight to the browser target's WebSocket, once Chromium listens: each forwarded
+                # connection costs a `docker exec`, and HTTP discovery first would be a second one.
+                target = await self._request({"op": "devtools", "timeout_s": left}, timeout=left + 5)
+                endpoint = self._endpoint.replace("http://", "ws://", 1) + str(target["path"])
+                self._browser = await playwright.chromium.connect_over_cdp(endpoint, timeout=5000)
                 return self._browser
+            except SandboxError as exc:
+                if self._control is None:  # the sandbox is gone or its supervisor stopped answering
+                    raise BrowserUnavailableError(f"no browser in sandbox {self.name}: {exc}") from exc
+                last = str(exc).splitlines()[0]
             except PlaywrightError as exc:
                 last = str(exc).splitlines()[0]
                 await asyncio.sleep(0.1)

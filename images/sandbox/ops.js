@@ -14,7 +14,12 @@ const APP_ROOT = "/srv/app";
 const STATE = process.env.EVALGRID_STATE || "/tmp/evalgrid";
 const OWN_CHILDREN = path.join(STATE, "own-children");
 const MIRROR_LOG = path.join(STATE, "mirror.log");
-const MIRROR_ROOT = "/opt/evalgrid/mirror";
+const MIRROR_MANIFEST = "/opt/evalgrid/mirror-manifest.json";
+// Chromium's stderr (sandboxd.js appends each start's): it names its browser target once it listens.
+const CHROMIUM_LOG = path.join(STATE, "chromium.log");
+const LISTENING = /DevTools listening on ws:\/\/[^/\s]+(\/devtools\/browser\/[\w-]+)/g;
+const LOG_TAIL_BYTES = 64 * 1024;
+const POLL_MS = 20;
 
 function processes() {
   const table = new Map();
@@ -162,12 +167,47 @@ function build(stack, entry, timeoutS) {
   });
 }
 
+// The running Chromium's browser target, once it listens: the driver connects straight to its
+// WebSocket (one forwarded connection, and no retries that each cost a `docker exec`). The last
+// start's line counts: after a crash, an old target fails to connect and the driver asks again.
+function logTail(file) {
+  try {
+    const fd = fs.openSync(file, "r");
+    try {
+      const size = fs.fstatSync(fd).size;
+      const length = Math.min(size, LOG_TAIL_BYTES);
+      const buffer = Buffer.alloc(length);
+      fs.readSync(fd, buffer, 0, length, size - length);
+      return buffer.toString("utf8");
+    } finally {
+      fs.closeSync(fd);
+    }
+  } catch {
+    return "";
+  }
+}
+
+function devtools(timeoutS) {
+  const deadline = Date.now() + 1000 * (Number(timeoutS) > 0 ? Number(timeoutS) : 20);
+  return new Promise((resolve, reject) => {
+    const poll = () => {
+      const targets = [...logTail(CHROMIUM_LOG).matchAll(LISTENING)];
+      if (targets.length) return resolve({ path: targets[targets.length - 1][1] });
+      if (Date.now() > deadline) return reject(new Error("Chromium is not listening for DevTools (see chromium.log)"));
+      setTimeout(poll, POLL_MS);
+    };
+    poll();
+  });
+}
+
 const handlers = {
   load: (request) => load(request.files || {}),
   start: (request) => start(request.argv),
   build: (request) => build(request.stack, request.entry, request.timeout_s),
   log: () => ({ log: readIfThere(path.join(STATE, "server.log")), mirror: readIfThere(MIRROR_LOG) }),
-  mirror: () => ({ packages: require("./mirror").manifest(MIRROR_ROOT) }),
+  // Written at image build: indexing the mirror here would cost every sandbox start ~150 ms of its CPU.
+  mirror: () => ({ packages: JSON.parse(fs.readFileSync(MIRROR_MANIFEST, "utf8")) }),
+  devtools: (request) => devtools(request.timeout_s),
   ping: () => ({}),
 };
 
