@@ -23,6 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from evaluator.crash import CrashWatch, PageCrashed
 from evaluator.errors import InfrastructureError
+from evaluator.probes import isolated_world
 
 __all__ = ["AXE_VERSION", "AccessibilityAudit", "AxeViolation", "audit_accessibility"]
 
@@ -151,11 +152,7 @@ async def _evaluate(session: CDPSession, method: str, params: dict[str, Any]) ->
 
 
 async def _run(session: CDPSession, measured: dict[str, int]) -> AccessibilityAudit:
-    tree = await session.send("Page.getFrameTree")
-    world = await session.send("Page.createIsolatedWorld", {
-        "frameId": tree["frameTree"]["frame"]["id"], "worldName": _WORLD_NAME,
-    })
-    context_id = world["executionContextId"]
+    context_id = await isolated_world(session, _WORLD_NAME)
     count = await _evaluate(session, "Runtime.evaluate", {
         "expression": "document.getElementsByTagName('*').length", "contextId": context_id, "returnByValue": True,
     })

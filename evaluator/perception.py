@@ -16,7 +16,7 @@ from evaluator.console import PageLog
 from evaluator.context_pool import DESKTOP, ContextPool
 from evaluator.environment import first_look, release
 from evaluator.evidence import EvidenceWriter
-from evaluator.probes import page_facts, probe_image, wait_for_render
+from evaluator.probes import isolated_world, page_facts, probe_image, wait_for_render
 
 _FULL_PAGE_MAX_HEIGHT = 6000
 _NAVIGATION_TIMEOUT_MS = 15_000
@@ -53,14 +53,11 @@ async def _navigation_timing(cdp: CDPSession) -> dict[str, float]:
     """The navigation's DOMContentLoaded and load times, read in an isolated world: in the page's own,
     Playwright's clock replaces ``performance`` and the entries are gone."""
     try:
-        tree = await cdp.send("Page.getFrameTree")
-        world = await cdp.send("Page.createIsolatedWorld", {"frameId": tree["frameTree"]["frame"]["id"],
-                                                            "worldName": "evalgrid-timing"})
         reply = await cdp.send("Runtime.evaluate", {
             "expression": "(() => { const n = performance.getEntriesByType('navigation')[0];"
                           " return n ? {dom_content_loaded_ms: n.domContentLoadedEventEnd, load_ms: n.loadEventEnd}"
                           " : {}; })()",
-            "contextId": world["executionContextId"], "returnByValue": True,
+            "contextId": await isolated_world(cdp, "evalgrid-timing"), "returnByValue": True,
         })
     except PlaywrightError:
         return {}  # a page that crashed or navigated away meanwhile has no timing to give

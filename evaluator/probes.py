@@ -11,13 +11,25 @@ from typing import Any
 
 import cv2
 import numpy as np
-from playwright.async_api import Page
+from playwright.async_api import CDPSession, Page
 
 
 @functools.cache
 def page_script(name: str) -> str:
     """Source of the in-page script ``scripts/<name>.js``."""
     return resources.files("evaluator").joinpath(f"scripts/{name}.js").read_text(encoding="utf-8")
+
+
+async def isolated_world(cdp: CDPSession, name: str) -> int:
+    """A fresh isolated world in the page's main frame: its execution context id.
+
+    Scripts there see the page's DOM but none of its JavaScript (the app cannot see, replace or
+    break them; Playwright's installed clock is not there either).
+    """
+    tree = await cdp.send("Page.getFrameTree")
+    world = await cdp.send("Page.createIsolatedWorld", {"frameId": tree["frameTree"]["frame"]["id"], "worldName": name})
+    context_id: int = world["executionContextId"]
+    return context_id
 
 
 async def page_facts(page: Page) -> dict[str, Any]:
