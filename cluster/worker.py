@@ -163,7 +163,7 @@ class RunWorker:
                                    cache=ResponseCache(Path(settings.run_dir) / "cache" / "chat"))
 
     async def start(self) -> None:
-        """Start Playwright and the backend, and fail fast if no browser can be had.
+        """Start Playwright and the backend, fail fast if no browser can be had, and make the first run's contexts.
 
         Raises :class:`WorkerStartError` (with what went wrong) and leaves nothing running.
         """
@@ -187,7 +187,8 @@ class RunWorker:
                 self._backend = _LocalBackend(self._playwright)
             else:
                 raise ConfigError(f"unknown sandbox backend {self.settings.backend!r}; use docker, kubernetes or local")
-            await self._contexts_on(await self._backend.browser())
+            contexts = await self._contexts_on(await self._backend.browser())
+            await contexts.ready()  # the first run starts as warm as the others
         except BaseException as exc:
             await self.close()
             if isinstance(exc, InfrastructureError):

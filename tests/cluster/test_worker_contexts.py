@@ -1,0 +1,96 @@
+"""A worker runs each run on browser contexts made before the run was assigned (local backend, real Chromium)."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from cluster.worker import RunWorker, WorkerSettings
+from evaluator import context_pool
+from evaluator.context_pool import ContextPool, Tab
+from evaluator.models import (
+    AgentConfig,
+    Candidate,
+    Difficulty,
+    JudgeConfig,
+    Kind,
+    OutcomeStatus,
+    Query,
+    ReasonCode,
+    RunSpec,
+)
+from evaluator.run import make_run_spec
+from tests.support import APPS
+
+pytestmark = pytest.mark.browser
+
+TIMEOUT_S = 30.0
+
+
+def _spec(answers: Path, qid: str, html: str) -> RunSpec:
+    (answers / f"{qid}.html").write_text(html, encoding="utf-8")
+    query = Query(id=qid, brief="A small app.", domain="tests", leaf="pool", difficulty=Difficulty.EASY,
+                  language="en", kind=Kind.INTERACTIVE_APPLICATION)
+    return make_run_spec(candidate=Candidate(id="pool", answers=str(answers)), query=query,
+                         agent=AgentConfig(max_steps=2), judge=JudgeConfig(), judge_version="test", answers_dir=answers)
+
+
+def test_each_run_gets_contexts_made_before_it_was_assigned_and_a_replaced_browser_gets_a_new_pool(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    made_at: dict[Any, float] = {}  # context → when its making began
+    opened: list[tuple[int, Any]] = []  # (pool, context) of every context handed to a run
+    make, open_ = context_pool._make, ContextPool.open
+
+    async def timed_make(browser: Any, mobile: bool) -> Tab:
+        began = time.monotonic()
+        tab = await make(browser, mobile)
+        made_at[tab.context] = began
+        return tab
+
+    async def recorded_open(self: ContextPool, *args: Any, **kwargs: Any) -> Tab:
+        tab = await open_(self, *args, **kwargs)
+        opened.append((id(self), tab.context))
+        return tab
+
+    monkeypatch.setattr(context_pool, "_make", timed_make)
+    monkeypatch.setattr(ContextPool, "open", recorded_open)
+    answers = tmp_path / "answers"
+    answers.mkdir()
+    app = (APPS / "dead-button.html").read_text(encoding="utf-8")
+    hang = (APPS / "hostile" / "infinite-loop" / "index.html").read_text(encoding="utf-8")
+    plan = [("first", app), ("second", app + "<!-- 2 -->"), ("hang", hang), ("after-hang", app + "<!-- 4 -->")]
+
+    async def scenario() -> list[tuple[str, Any, float, list[tuple[int, Any]]]]:
+        worker = RunWorker(WorkerSettings(run_dir=str(tmp_path / "run"), backend="local", run_timeout_s=TIMEOUT_S), "w")
+        await worker.start()
+        runs = []
+        try:
+            for qid, html in plan:
+                before = len(opened)
+                assigned = time.monotonic()
+                outcome = await worker.execute(_spec(answers, qid, html))
+                runs.append((qid, outcome, assigned, opened[before:]))
+        finally:
+            await worker.close()
+        return runs
+
+    runs = asyncio.run(scenario())
+    statuses = {qid: outcome.status for qid, outcome, _, _ in runs}
+    assert statuses == {"first": OutcomeStatus.JUDGED, "second": OutcomeStatus.JUDGED,
+                        "hang": OutcomeStatus.TIMEOUT, "after-hang": OutcomeStatus.JUDGED}, statuses
+    assert runs[2][1].reason.code is ReasonCode.RUN_TIMEOUT
+    pools = [{pool for pool, _ in used} for _, _, _, used in runs]
+    assert pools[0] == pools[1] == pools[2] and len(pools[0]) == 1  # the worker's one pool on its browser
+    assert pools[3] != pools[0]  # the timed-out run's browser was thrown away, and its pool with it
+    for qid, _, assigned, used in runs:
+        assert len(used) == 2, qid  # mobile and desktop
+        if qid == "after-hang":
+            continue  # its browser is launched when it is assigned (a replacement is made when needed)
+        for _, context in used:
+            assert made_at[context] < assigned, f"{qid}: a context was made after the run was assigned"
+    every = [context for _, _, _, used in runs for _, context in used]
+    assert len(set(every)) == len(every)  # no context served two runs
