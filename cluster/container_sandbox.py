@@ -149,7 +149,7 @@ class ContainerSandbox(ABC):
                 last = str(exc).splitlines()[0]
             except PlaywrightError as exc:
                 last = str(exc).splitlines()[0]
-                await asyncio.sleep(0.1)
+            await asyncio.sleep(0.1)
         raise BrowserUnavailableError(f"Chromium in sandbox {self.name} did not answer within {wait_s:.0f} s: {last}")
 
     @property
@@ -159,7 +159,7 @@ class ContainerSandbox(ABC):
 
     def serve(self, root: Path, log: list[str],
               requests: list[dict[str, str]] | None = None) -> AbstractAsyncContextManager[str]:
-        """Replace the sandbox's app with ``root`` (stray processes of the last app are killed first)."""
+        """Serve ``root`` as the sandbox's app: processes of the last app are killed first, and its own when it ends."""
         return self._serve(root, log, requests)
 
     @asynccontextmanager
@@ -169,7 +169,7 @@ class ContainerSandbox(ABC):
         try:
             yield APP_ORIGIN
         finally:
-            reply = await self._request({"op": "log"})
+            reply = await self._request({"op": "stop"})
             log.extend(line for line in str(reply.get("log", "")).splitlines() if line)
             if requests is not None:
                 requests.extend(_mirror_records(str(reply.get("mirror", ""))))

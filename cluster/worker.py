@@ -188,7 +188,8 @@ class RunWorker:
             else:
                 raise ConfigError(f"unknown sandbox backend {self.settings.backend!r}; use docker, kubernetes or local")
             contexts = await self._contexts_on(await self._backend.browser())
-            await contexts.ready()  # the first run starts as warm as the others
+            # The first run starts as warm as the others, and a browser that cannot make a context fails here.
+            await contexts.ready()
         except BaseException as exc:
             await self.close()
             if isinstance(exc, InfrastructureError):

@@ -50,8 +50,8 @@ async def collect_evidence(
     """Collect and commit the evidence bundle of ``artifact`` under ``bundle_dir``.
 
     ``host`` serves the app where ``browser`` can reach it (the browser runs beside it in a sandbox).
-    ``contexts`` is a pool on ``browser`` that made the run's contexts ahead (a worker's); without, they
-    are made when needed.
+    ``contexts`` is a pool on ``browser`` that made the run's contexts ahead (a worker's), and makes the
+    next run's once this run's app has stopped; without, they are made when needed.
     An app that crashes or wedges its tab during Static Perception still yields a bundle: it records
     ``static/failure.json`` and no interaction.
     """
@@ -140,6 +140,8 @@ async def collect_evidence(
                     await asyncio.wait_for(desktop.close(), 10)
                 except (TimeoutError, PlaywrightError):
                     pass  # a crashed tab's context; the browser itself is checked by the caller
+    # The app has stopped (its processes too, in a sandbox): the browser is free for the next run's contexts.
+    contexts.prepare()
 
     if failure is not None:
         writer.write_json("static/failure.json", failure)

@@ -2,9 +2,9 @@
 
 A new context and its first page cost a run's start about 230 ms, most of it Chromium starting the
 page's renderer process (measured in the Docker sandbox and on loopback alike). A worker's pool makes
-the next run's pair, one desktop and one mobile context, as soon as the current run has closed its
-own: while the run is judged and the next one is extracted and served. The next run then loads its
-app into pages that exist already.
+the next run's pair, one desktop and one mobile context, as soon as the current run has stopped its
+app: while its video is encoded and it is judged, and while the next one is extracted and served.
+The next run then loads its app into pages that exist already.
 
 Every context is fresh (no run has had it before) and made the same way whether made ahead or on
 demand: sized, pinned to the frozen web environment, with one blank page. Only the confinement to
@@ -22,6 +22,7 @@ from playwright.async_api import Error as PlaywrightError
 
 from evaluator.browser import confine_to_origin
 from evaluator.environment import LOCALE, TIMEZONE, pin_context
+from evaluator.errors import BrowserUnavailableError
 
 DESKTOP: ViewportSize = {"width": 1280, "height": 800}
 MOBILE: ViewportSize = {"width": 390, "height": 844}
@@ -38,18 +39,30 @@ class Tab(NamedTuple):
 class ContextPool:
     """Fresh, pinned browser contexts on one browser.
 
-    With ``ahead`` the pool makes a desktop and a mobile context at once, and again each time every
-    context it handed out has closed (a run is done with the browser). Create it inside the event loop.
-    Without ``ahead`` it makes each context when :meth:`open` asks for it.
+    With ``ahead`` the pool makes a desktop and a mobile context at once, and again at each
+    :meth:`prepare`; create it inside the event loop. Without, it makes each context when
+    :meth:`open` asks for it.
     """
 
     def __init__(self, browser: Browser, *, ahead: bool = False) -> None:
         self.browser = browser
         self._ahead = ahead
         self._ready: dict[bool, asyncio.Task[Tab]] = {}
-        self._handed_out = 0
-        if ahead:
-            self._prepare()
+        self.prepare()
+
+    def prepare(self) -> None:
+        """Make the next run's contexts now (a pool made ``ahead``; otherwise nothing).
+
+        Call it only when no app is running beside the browser: a process an app left behind could
+        reach the browser's DevTools and tamper with contexts made while it lives.
+        """
+        if not self._ahead or not self.browser.is_connected():
+            return
+        for mobile in (False, True):
+            if mobile not in self._ready:
+                task = asyncio.ensure_future(_make(self.browser, mobile))
+                task.add_done_callback(_retrieve)
+                self._ready[mobile] = task
 
     async def open(self, origin: str, blocked: list[str], *, mobile: bool, confine: bool = True) -> Tab:
         """A fresh context sized for desktop or mobile, pinned to the frozen web environment, with a blank page.
@@ -58,8 +71,6 @@ class ContextPool:
         ``blocked``); without, the sandbox's CDN mirror answers or refuses them.
         """
         tab = await self._take(mobile)
-        self._handed_out += 1
-        tab.context.once("close", lambda _: self._returned())
         if confine:
             try:
                 await confine_to_origin(tab.context, origin, blocked)
@@ -68,10 +79,20 @@ class ContextPool:
                 raise
         return tab
 
-    async def ready(self) -> None:
-        """Wait until the contexts being made ahead exist (or have failed to be made)."""
-        if self._ready:
-            await asyncio.wait(list(self._ready.values()))
+    async def ready(self, timeout_s: float = 30.0) -> None:
+        """Wait until the contexts being made ahead exist.
+
+        Raises :class:`~evaluator.errors.BrowserUnavailableError` when they could not be made in time.
+        """
+        pending = list(self._ready.values())
+        if not pending:
+            return
+        done, late = await asyncio.wait(pending, timeout=timeout_s)
+        if late:
+            raise BrowserUnavailableError(f"the browser did not make a context within {timeout_s:.0f} s")
+        for task in done:
+            if not task.cancelled() and task.exception() is not None:
+                raise BrowserUnavailableError(f"the browser could not make a context: {task.exception()}")
 
     async def close(self) -> None:
         """Stop making contexts ahead and close the ones not handed out."""
@@ -80,9 +101,8 @@ class ContextPool:
         self._ready.clear()
         for task in pending:
             task.cancel()
-        for made in await asyncio.gather(*pending, return_exceptions=True):
-            if isinstance(made, Tab):
-                await _close(made.context)
+        made = await asyncio.gather(*pending, return_exceptions=True)
+        await asyncio.gather(*(_close(tab.context) for tab in made if isinstance(tab, Tab)))
 
     async def _take(self, mobile: bool) -> Tab:
         task = self._ready.pop(mobile, None)
@@ -97,19 +117,10 @@ class ContextPool:
                     return tab
                 except PlaywrightError:
                     await _close(tab.context)  # its renderer went away while it waited: not the run's doing
+                except BaseException:
+                    await _close(tab.context)  # the run was cancelled: the context is nobody's now
+                    raise
         return await _make(self.browser, mobile)
-
-    def _returned(self) -> None:
-        self._handed_out -= 1
-        if self._handed_out == 0 and self._ahead and self.browser.is_connected():
-            self._prepare()
-
-    def _prepare(self) -> None:
-        for mobile in (False, True):
-            if mobile not in self._ready:
-                task = asyncio.ensure_future(_make(self.browser, mobile))
-                task.add_done_callback(_retrieve)
-                self._ready[mobile] = task
 
 
 async def _make(browser: Browser, mobile: bool) -> Tab:

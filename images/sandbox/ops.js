@@ -7,6 +7,7 @@
 "use strict";
 
 const fs = require("fs");
+const net = require("net");
 const path = require("path");
 const { spawn } = require("child_process");
 
@@ -19,6 +20,7 @@ const MIRROR_MANIFEST = "/opt/evalgrid/mirror-manifest.json";
 const CHROMIUM_LOG = path.join(STATE, "chromium.log");
 const LISTENING = /DevTools listening on ws:\/\/[^/\s]+(\/devtools\/browser\/[\w-]+)/g;
 const LOG_TAIL_BYTES = 64 * 1024;
+const MIRROR_PORT = 8079;
 const POLL_MS = 20;
 
 function processes() {
@@ -82,18 +84,40 @@ function killStrays() {
   return killed;
 }
 
-function readIfThere(file) {
-  return fs.existsSync(file) ? fs.readFileSync(file, "utf8") : "";
+// The app owns the state directory's files: a file it replaced with a FIFO must not block this
+// process (opened non-blocking, and only a regular file is read).
+function readIfThere(file, limit = Infinity) {
+  let fd;
+  try {
+    fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NONBLOCK);
+  } catch {
+    return "";
+  }
+  try {
+    const stat = fs.fstatSync(fd);
+    if (!stat.isFile()) return "";
+    const length = Math.min(stat.size, limit);
+    const buffer = Buffer.alloc(length);
+    const read = fs.readSync(fd, buffer, 0, length, stat.size - length);
+    return buffer.toString("utf8", 0, read);
+  } finally {
+    fs.closeSync(fd);
+  }
 }
 
-function load(files) {
-  // Again until none is left: a fork bomb replaces the copies it loses while the first pass runs.
+// Again until none is left: a fork bomb replaces the copies it loses while the first pass runs.
+function killAllStrays() {
   let killed = 0;
   for (let pass = 0; pass < 20; pass++) {
     const now = killStrays();
     killed += now;
     if (now === 0) break;
   }
+  return killed;
+}
+
+function load(files) {
+  const killed = killAllStrays();
   for (const entry of fs.readdirSync(APP_ROOT)) fs.rmSync(path.join(APP_ROOT, entry), { recursive: true, force: true });
   for (const [rel, data] of Object.entries(files)) {
     const target = path.normalize(path.join(APP_ROOT, rel));
@@ -167,33 +191,28 @@ function build(stack, entry, timeoutS) {
   });
 }
 
-// The running Chromium's browser target, once it listens: the driver connects straight to its
-// WebSocket (one forwarded connection, and no retries that each cost a `docker exec`). The last
-// start's line counts: after a crash, an old target fails to connect and the driver asks again.
-function logTail(file) {
-  try {
-    const fd = fs.openSync(file, "r");
-    try {
-      const size = fs.fstatSync(fd).size;
-      const length = Math.min(size, LOG_TAIL_BYTES);
-      const buffer = Buffer.alloc(length);
-      fs.readSync(fd, buffer, 0, length, size - length);
-      return buffer.toString("utf8");
-    } finally {
-      fs.closeSync(fd);
-    }
-  } catch {
-    return "";
-  }
+// The running Chromium's browser target, once it listens and the CDN mirror does too: the driver
+// connects straight to the target's WebSocket (one forwarded connection, and no retries that each
+// cost a `docker exec`), and the first page it loads finds the mirror answering. The last start's
+// line in Chromium's log counts: after a crash, an old target fails to connect and the driver asks again.
+function listening(port) {
+  return new Promise((resolve) => {
+    const socket = net.connect(port, "127.0.0.1");
+    socket.on("connect", () => { socket.destroy(); resolve(true); });
+    socket.on("error", () => resolve(false));
+  });
 }
 
 function devtools(timeoutS) {
   const deadline = Date.now() + 1000 * (Number(timeoutS) > 0 ? Number(timeoutS) : 20);
   return new Promise((resolve, reject) => {
-    const poll = () => {
-      const targets = [...logTail(CHROMIUM_LOG).matchAll(LISTENING)];
-      if (targets.length) return resolve({ path: targets[targets.length - 1][1] });
-      if (Date.now() > deadline) return reject(new Error("Chromium is not listening for DevTools (see chromium.log)"));
+    const poll = async () => {
+      const targets = [...readIfThere(CHROMIUM_LOG, LOG_TAIL_BYTES).matchAll(LISTENING)];
+      if (targets.length && (await listening(MIRROR_PORT))) return resolve({ path: targets[targets.length - 1][1] });
+      if (Date.now() > deadline) {
+        return reject(new Error(targets.length ? "the CDN mirror is not listening (see sandboxd.log)"
+          : "Chromium is not listening for DevTools (see chromium.log)"));
+      }
       setTimeout(poll, POLL_MS);
     };
     poll();
@@ -204,7 +223,11 @@ const handlers = {
   load: (request) => load(request.files || {}),
   start: (request) => start(request.argv),
   build: (request) => build(request.stack, request.entry, request.timeout_s),
-  log: () => ({ log: readIfThere(path.join(STATE, "server.log")), mirror: readIfThere(MIRROR_LOG) }),
+  // When a run is done with its app: what it logged, and none of its processes left running. A
+  // stray (something its build or dev server left behind) could reach Chromium's DevTools and
+  // tamper with the contexts the driver makes next, for another run.
+  stop: () => ({ killed: killAllStrays(), log: readIfThere(path.join(STATE, "server.log")),
+                 mirror: readIfThere(MIRROR_LOG) }),
   // Written at image build: indexing the mirror here would cost every sandbox start ~150 ms of its CPU.
   mirror: () => ({ packages: JSON.parse(fs.readFileSync(MIRROR_MANIFEST, "utf8")) }),
   devtools: (request) => devtools(request.timeout_s),

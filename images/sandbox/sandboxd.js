@@ -177,8 +177,8 @@ function startBrowser() {
   });
 }
 // The offline CDN mirror; ops.js empties its log with each new app and hands it to the driver.
-// Indexing it takes ~150 ms of the sandbox's one CPU, so it starts once Chromium is under way: a
-// sandbox is ready when its browser is (no page is loaded before the driver has connected).
+// Indexing it takes ~150 ms of the sandbox's one CPU, so it starts once Chromium is under way; the
+// driver's first request (ops.js `devtools`) waits for both to listen.
 function startMirror() {
   require("./mirror").startMirror({
     port: MIRROR_PORT, root: "/opt/evalgrid/mirror", certFile: "/opt/evalgrid/mirror-cert.pem",

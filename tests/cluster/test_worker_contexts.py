@@ -42,7 +42,7 @@ def _spec(answers: Path, qid: str, html: str) -> RunSpec:
 def test_each_run_gets_contexts_made_before_it_was_assigned_and_a_replaced_browser_gets_a_new_pool(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     made_at: dict[Any, float] = {}  # context → when its making began
-    opened: list[tuple[int, Any]] = []  # (pool, context) of every context handed to a run
+    opened: list[tuple[ContextPool, Any]] = []  # (pool, context) of every context handed to a run
     make, open_ = context_pool._make, ContextPool.open
 
     async def timed_make(browser: Any, mobile: bool) -> Tab:
@@ -53,7 +53,7 @@ def test_each_run_gets_contexts_made_before_it_was_assigned_and_a_replaced_brows
 
     async def recorded_open(self: ContextPool, *args: Any, **kwargs: Any) -> Tab:
         tab = await open_(self, *args, **kwargs)
-        opened.append((id(self), tab.context))
+        opened.append((self, tab.context))
         return tab
 
     monkeypatch.setattr(context_pool, "_make", timed_make)
@@ -64,7 +64,7 @@ def test_each_run_gets_contexts_made_before_it_was_assigned_and_a_replaced_brows
     hang = (APPS / "hostile" / "infinite-loop" / "index.html").read_text(encoding="utf-8")
     plan = [("first", app), ("second", app + "<!-- 2 -->"), ("hang", hang), ("after-hang", app + "<!-- 4 -->")]
 
-    async def scenario() -> list[tuple[str, Any, float, list[tuple[int, Any]]]]:
+    async def scenario() -> list[tuple[str, Any, float, list[tuple[ContextPool, Any]]]]:
         worker = RunWorker(WorkerSettings(run_dir=str(tmp_path / "run"), backend="local", run_timeout_s=TIMEOUT_S), "w")
         await worker.start()
         runs = []
@@ -83,9 +83,10 @@ def test_each_run_gets_contexts_made_before_it_was_assigned_and_a_replaced_brows
     assert statuses == {"first": OutcomeStatus.JUDGED, "second": OutcomeStatus.JUDGED,
                         "hang": OutcomeStatus.TIMEOUT, "after-hang": OutcomeStatus.JUDGED}, statuses
     assert runs[2][1].reason.code is ReasonCode.RUN_TIMEOUT
-    pools = [{pool for pool, _ in used} for _, _, _, used in runs]
-    assert pools[0] == pools[1] == pools[2] and len(pools[0]) == 1  # the worker's one pool on its browser
-    assert pools[3] != pools[0]  # the timed-out run's browser was thrown away, and its pool with it
+    pools = [[pool for pool, _ in used] for _, _, _, used in runs]
+    worker_pool = pools[0][0]
+    assert all(pool is worker_pool for pool in pools[0] + pools[1] + pools[2])  # the worker's one pool on its browser
+    assert all(pool is pools[3][0] and pool is not worker_pool for pool in pools[3])  # thrown away with the browser
     for qid, _, assigned, used in runs:
         assert len(used) == 2, qid  # mobile and desktop
         if qid == "after-hang":

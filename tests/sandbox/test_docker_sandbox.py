@@ -140,6 +140,31 @@ def test_reset_between_runs_leaves_nothing_of_the_previous_app(tmp_path: Path) -
     assert "pulseaudio" in procs and "sandboxd.js" in procs  # the sandbox's own processes survive a reset
 
 
+def test_an_apps_processes_end_when_its_run_is_done_with_it(tmp_path: Path) -> None:
+    """Not only at the next load: the contexts for the next run are made in between, and a process the
+    app left could reach Chromium's DevTools (no authentication on loopback) and tamper with them."""
+    (tmp_path / "index.html").write_text("<h1>app</h1>")
+
+    async def scenario() -> tuple[str, str]:
+        sandbox = DockerSandbox()
+        await sandbox.start()
+        list_processes = ("exec", sandbox.name, "sh", "-c",
+                          "for f in /proc/[0-9]*/cmdline; do tr '\\0' ' ' < $f; echo; done")
+        try:
+            async with sandbox.serve(tmp_path, []):
+                await sandbox.start_app_process(["sh", "-c", "exec -a /opt/evalgrid/pipe.js sleep 600"])
+                _, during, _ = await docker(*list_processes)
+            _, after, _ = await docker(*list_processes)
+            return during, after
+        finally:
+            await sandbox.close()
+
+    during, after = asyncio.run(scenario())
+    assert "/opt/evalgrid/pipe.js 600" in during
+    assert "/opt/evalgrid/pipe.js 600" not in after and "sleep 600" not in after
+    assert "pulseaudio" in after and "sandboxd.js" in after
+
+
 def test_requests_a_page_makes_cannot_take_the_app_server_down(tmp_path: Path) -> None:
     page = html_artifact("evil", textwrap.dedent("""
         <h1>evil</h1>
