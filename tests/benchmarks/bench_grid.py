@@ -56,6 +56,7 @@ async def _first_screenshot(pool: ContextPool, host: AppHost, root: Path) -> flo
         await screenshot_png(page)  # the first screenshot as Static Perception takes it
         elapsed = time.perf_counter() - started
         await context.close()
+    pool.prepare()  # as collect_evidence does once the app has stopped
     return elapsed
 
 

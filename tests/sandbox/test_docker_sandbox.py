@@ -117,7 +117,7 @@ def test_reset_between_runs_leaves_nothing_of_the_previous_app(tmp_path: Path) -
                     await context.close()
                 # A process the app left running (what a dev server would be), named like evalgrid's own
                 # to show that the reset goes by ancestry, not by name.
-                await sandbox.start_app_process(["sh", "-c", "exec -a /opt/evalgrid/pipe.js sleep 600"])
+                await sandbox.start_app_process(["bash", "-c", "exec -a /opt/evalgrid/pipe.js sleep 600"])
                 root = tmp_path / "second"
                 root.mkdir()
                 (root / "index.html").write_text(probe.files["index.html"])
@@ -152,7 +152,7 @@ def test_an_apps_processes_end_when_its_run_is_done_with_it(tmp_path: Path) -> N
                           "for f in /proc/[0-9]*/cmdline; do tr '\\0' ' ' < $f; echo; done")
         try:
             async with sandbox.serve(tmp_path, []):
-                await sandbox.start_app_process(["sh", "-c", "exec -a /opt/evalgrid/pipe.js sleep 600"])
+                await sandbox.start_app_process(["bash", "-c", "exec -a /opt/evalgrid/pipe.js sleep 600"])
                 _, during, _ = await docker(*list_processes)
             _, after, _ = await docker(*list_processes)
             return during, after
