@@ -184,7 +184,8 @@ function startMirror() {
     port: MIRROR_PORT, root: "/opt/evalgrid/mirror", certFile: "/opt/evalgrid/mirror-cert.pem",
     keyFile: "/opt/evalgrid/mirror-key.pem", logFile: path.join(STATE, "mirror.log"),
   }).catch((err) => {
-    // Without the mirror every external request fails at the proxy: pages degrade, runs still end.
+    // The sandbox then never reports ready (ops.js `devtools` waits for the mirror): its pages would
+    // fail at the proxy and be scored as the app's failures.
     fs.appendFileSync(path.join(STATE, "sandboxd.log"), `${new Date().toISOString()} mirror: ${err && err.stack}\n`);
   });
 }
