@@ -66,8 +66,9 @@ def test_tone_after_a_click_is_in_the_video_silent_before_and_loud_after(bundles
     # -15 dBFS. Not every 50 ms of it is: when the sandbox is starved of CPU the page's audio stream
     # underruns and the sink plays silence meanwhile. In 41 runs here 6 had such dropouts, up to
     # 90 ms at a time and 260 ms in all (the long ones in runs slow from the start); in one CI run a
-    # 50 ms window of this second was silent, in one run here five of twenty. A 2048-frame Chromium buffer (--audio-buffer-size)
-    # made them no rarer (7 of 10 runs) and delayed the sound by ~100 ms, so it is not used.
+    # 50 ms window of this second was silent, in one run here five of twenty. A 2048-frame Chromium
+    # buffer (--audio-buffer-size) made them no rarer (7 of 10 runs) and delayed the sound by ~100 ms,
+    # so it is not used.
     assert level > -20, after
     # Aligned: the sound starts one audio path's latency after the press (81-140 ms measured in 10 ms
     # windows over the same 41 runs). A track shifted further either way fails.
