@@ -26,6 +26,20 @@ declare -A IMAGE_PYTHON=([bookworm]=3.11 [trixie]=3.13)
 TARGETS=("$@")
 [ ${#TARGETS[@]} -gt 0 ] || TARGETS=(sandbox worker)
 
+# Each phase says how long it took: set-up time on a fresh machine is part of what a user waits for.
+started=$SECONDS
+timed() { echo "  ($1: $((SECONDS - started)) s)"; started=$SECONDS; }
+
+# Images are labelled with source-hash.sh's hash of what goes into them; a matching label skips the build
+# (wheels are never byte-identical and the sandbox's context is 500 MB, so Docker's cache is slow to tell).
+current() {  # current TAG SOURCE
+  if [ "$(docker image inspect --format '{{index .Config.Labels "evalgrid.source"}}' "$1" 2>/dev/null)" = "$2" ]; then
+    echo "$1 is up to date ($2)"
+  else
+    return 1
+  fi
+}
+
 if ! docker image inspect "$BASE" >/dev/null 2>&1; then
   command -v debootstrap >/dev/null || { echo "error: debootstrap is missing; run 'make setup' as root" >&2; exit 1; }
   root="$(mktemp -d)"
@@ -33,6 +47,7 @@ if ! docker image inspect "$BASE" >/dev/null 2>&1; then
   echo "building $BASE with debootstrap from $MIRROR ..."
   debootstrap --variant=minbase "$SUITE" "$root" "$MIRROR" >/dev/null
   tar -C "$root" -c . | docker import - "$BASE" >/dev/null
+  timed "$BASE"
 fi
 
 # The CA option: whatever extra-*.crt is in <image>/ca/ is trusted inside that image.
@@ -76,33 +91,32 @@ trap 'rm -rf "${scratch[@]}" ${root:+"$root"}' EXIT
 for target in "${TARGETS[@]}"; do
   case "$target" in
     sandbox)
+      source="$(./source-hash.sh sandbox)"
+      if current "$SANDBOX" "$source"; then continue; fi
       # The offline CDN mirror and the build toolchain, from the npm registry on the host (locked).
       sandbox/npm-tree.sh sandbox/mirror sandbox/build/mirror
       sandbox/npm-tree.sh sandbox/toolchain sandbox/build/toolchain
-      build "$SANDBOX" sandbox --build-arg "BASE=$BASE" ;;
+      timed "npm trees"
+      build "$SANDBOX" sandbox --build-arg "BASE=$BASE" --label "evalgrid.source=$source"
+      timed "$SANDBOX" ;;
     worker)
       check_wheel_python
+      source="$(WHEEL_PYTHON="$WHEEL_PYTHON" ./source-hash.sh worker)"
+      if current "$WORKER" "$source"; then continue; fi
       constraints="$(mktemp)"; scratch+=("$constraints" worker/wheels ../build)
       "$WHEEL_PYTHON" -m pip freeze --exclude-editable --disable-pip-version-check >"$constraints"
-      # Rebuilt only when what goes in changed (wheels are never byte-identical, so Docker's cache cannot tell).
-      source="$( (cat "$constraints"; docker image inspect --format '{{.Id}}' "$BASE"; \
-                  cd .. && find pyproject.toml evaluator cluster images/worker -type f \
-                  -not -path '*/__pycache__/*' -not -path 'images/worker/wheels/*' | sort | xargs sha256sum) \
-                | sha256sum | cut -c1-16)"
-      if [ "$(docker image inspect --format '{{index .Config.Labels "evalgrid.source"}}' "$WORKER" 2>/dev/null)" = "$source" ]; then
-        echo "$WORKER is up to date ($source)"
-      else
-        rm -rf ../build  # setuptools would reuse a stale build/lib (modules since deleted) in the wheel
-        wheels worker/wheels --constraint "$constraints" ..
-        build "$WORKER" worker --build-arg "BASE=$BASE" --label "evalgrid.source=$source"
-      fi ;;
+      rm -rf ../build  # setuptools would reuse a stale build/lib (modules since deleted) in the wheel
+      wheels worker/wheels --constraint "$constraints" ..
+      build "$WORKER" worker --build-arg "BASE=$BASE" --label "evalgrid.source=$source"
+      timed "$WORKER" ;;
     judge)
       docker image inspect "$WORKER" >/dev/null 2>&1 || { echo "error: build the worker image first" >&2; exit 1; }
       check_wheel_python
       scratch+=(judge/vllm-wheels judge/requirement.txt)
       echo "$VLLM" >judge/requirement.txt
       wheels judge/vllm-wheels -r judge/requirement.txt
-      build "$JUDGE" judge --build-arg "WORKER=$WORKER" ;;
+      build "$JUDGE" judge --build-arg "WORKER=$WORKER"
+      timed "$JUDGE" ;;
     *) echo "error: unknown image '$target' (sandbox, worker, judge)" >&2; exit 2 ;;
   esac
 done

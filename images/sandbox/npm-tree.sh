@@ -9,6 +9,15 @@
 # Runs on the build host (the sandbox has neither npm nor a network). A stamp of the lock, the
 # package.json and this script makes a re-run with nothing changed a no-op, so build.sh can call it
 # every time.
+#
+# Supported: Node >= 18 with npm 9, 10 or 11 (Debian bookworm's Node 18.20.4 and npm 9.2.0 included;
+# npm 11 itself needs Node >= 20.17). The install does not depend on which: `npm ci` installs exactly
+# what the lock says, and lockcheck.js verifies the installed tree by content afterwards.
+#
+# Regenerating a lock after editing a package.json: use npm 11, which writes every platform's optional
+# packages (rollup's and esbuild's native builds); `npm ci` under npm 9 and 10 refuses a lock without
+# them. `(cd images/sandbox/toolchain && npx --yes npm@11 install --package-lock-only --legacy-peer-deps
+# --ignore-scripts)`.
 set -euo pipefail
 
 here=$(cd "${1:?usage: npm-tree.sh PKGDIR OUTDIR}" && pwd)
@@ -19,7 +28,11 @@ if ! command -v npm >/dev/null 2>&1; then
   exit 1
 fi
 
-want=$(cat "$here/package.json" "$here/package-lock.json" "$0" | sha256sum | cut -d' ' -f1)
+check="$(dirname "$0")/lockcheck.js"
+# A package.json edited without its lock fails here, in a second, before anything is fetched.
+node "$check" "$here"
+
+want=$(cat "$here/package.json" "$here/package-lock.json" "$0" "$check" | sha256sum | cut -d' ' -f1)
 stamp="$out/.evalgrid-npm-stamp"
 if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ] && [ -d "$out/node_modules" ]; then
   echo "$out is up to date"
@@ -43,14 +56,13 @@ if [ -n "${EXTRA_CA:-}" ]; then
 fi
 
 # --legacy-peer-deps: the mirror holds several majors of react/react-dom side by side as aliases, and
-# their peer ranges cannot all be met by the one top-level react. `npm install` rather than `npm ci`:
-# npm writes locks without the other platforms' optional packages (rollup's, esbuild's) and `npm ci`
-# then refuses them; the lock is checked unchanged below, so the versions are still the locked ones.
-(cd "$out" && npm install --omit=dev --ignore-scripts --no-audit --no-fund --legacy-peer-deps --loglevel=error)
-if ! cmp -s "$here/package-lock.json" "$out/package-lock.json"; then
-  echo "error: $here/package-lock.json does not match its package.json; regenerate it with npm install" >&2
+# their peer ranges cannot all be met by the one top-level react.
+if ! (cd "$out" && npm ci --omit=dev --ignore-scripts --no-audit --no-fund --legacy-peer-deps --loglevel=error); then
+  echo "error: npm $(npm --version) could not install $here/package-lock.json (above); a lock written by an npm" \
+       "older than 11 lacks other platforms' packages: regenerate it as the comment in $0 says" >&2
   exit 1
 fi
+node "$check" "$here" "$out"
 
 # Pages never fetch source maps or type declarations (Chromium asks for maps only with DevTools
 # open), and chart.js 3 ships its 20 MB documentation site in dist/: dropping them keeps the image
