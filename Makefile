@@ -9,9 +9,16 @@ STAMPS := .make-stamps
 APT_PACKAGES := chromium ffmpeg fonts-noto-cjk fonts-noto-color-emoji fonts-liberation fonts-dejavu-core \
                 docker.io debootstrap pulseaudio $(if $(shell command -v npm),,nodejs npm)
 
-.PHONY: setup system docker images judge-image venv vllm demo test lint bench clean
+.PHONY: doctor doctor-demo setup system docker sandbox-image images judge-image venv vllm demo test lint bench clean
 
 setup: system docker venv images
+
+# Is this host ready, and if not, what to do (cluster/doctor.sh; also `evalgrid doctor`). Plain shell, so it
+# runs before the venv exists: `make demo` and `make test` call it first and stop at once on a FAIL line.
+doctor:
+	@bash cluster/doctor.sh --for test
+doctor-demo:
+	@bash cluster/doctor.sh --for demo
 
 # System packages: Debian's Chromium (Playwright cannot download its own browser offline),
 # ffmpeg to encode the screen video, fonts that cover the queries' languages.
@@ -43,6 +50,10 @@ docker: system
 
 # The sandbox and worker images (images/build.sh; EXTRA_CA=/path/ca.crt adds a CA for TLS-intercepting
 # proxies). The worker's Python packages are wheels built with the venv's pip, at the venv's versions.
+# An image whose source label matches this checkout is not rebuilt. The demo needs only the sandbox.
+sandbox-image: docker
+	images/build.sh sandbox
+
 images: docker venv
 	images/build.sh sandbox worker
 
@@ -73,10 +84,10 @@ $(STAMPS)/vllm:
 	$(VLLM_VENV)/bin/python -c "import vllm.entrypoints.openai.api_server"
 	@touch $@
 
-demo: setup
+demo: doctor-demo system docker venv sandbox-image
 	$(BIN)/evalgrid run fixtures/sweeps/demo.yaml
 
-test: setup vllm lint
+test: doctor setup vllm lint
 	$(BIN)/pytest -q
 
 lint: venv

@@ -5,9 +5,11 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import importlib.resources
 import json
 import os
 import re
+import subprocess
 import sys
 import time
 from collections import Counter
@@ -271,6 +273,19 @@ def _parser() -> argparse.ArgumentParser:
     show.add_argument("run_key", help="run key, or a unique prefix of it (with or without 'run-')")
     show.add_argument("--run-dir", type=Path, help="run directory (default: search runs/*)")
     show.set_defaults(handler=_cmd_show)
+
+    doctor = sub.add_parser(
+        "doctor", help="check this host's tools for set-up (as `make doctor` does)",
+        description="Report, for every host tool evalgrid's set-up relies on (Chromium, ffmpeg, the Docker engine, "
+                    "node and npm, debootstrap, pulseaudio, fonts, Python, disk), the version found, whether it is "
+                    "supported and what to do when it is not; and whether the sandbox and worker images are "
+                    "current for the checkout. Exits 1 when set-up cannot succeed as things are.")
+    doctor.add_argument("--for", dest="purpose", choices=["demo", "test"], default="test",
+                        help="what the host is checked for: `make demo` needs less than `make test` (default: test)")
+    doctor.add_argument("--root", type=Path,
+                        help="the evalgrid checkout whose images to compare (default: this directory, else the "
+                             "checkout evalgrid is installed from)")
+    doctor.set_defaults(handler=_cmd_doctor)
 
     schema = sub.add_parser("schema", help="print JSON schemas of evalgrid's records")
     schema.add_argument("name", nargs="?", choices=sorted(SCHEMAS), help="one record type (default: all)")
@@ -657,6 +672,19 @@ def _cmd_show(args: argparse.Namespace, console: Console) -> int:
             return 0
     where = ", ".join(str(d) for d in run_dirs) or "no run directory under runs/"
     raise ConfigError(f"no run {args.run_key!r} in {where}; pass --run-dir")
+
+
+def _cmd_doctor(args: argparse.Namespace, console: Console) -> int:
+    # One report for both entry points: `make doctor` runs the same script before any venv exists.
+    root: Path | None = args.root
+    if root is None:
+        for candidate in (Path.cwd(), Path(__file__).resolve().parents[1]):
+            if (candidate / "images" / "source-hash.sh").is_file():
+                root = candidate
+                break
+    with importlib.resources.as_file(importlib.resources.files("cluster") / "doctor.sh") as script:
+        command = ["bash", str(script), "--for", args.purpose] + (["--root", str(root)] if root else [])
+        return subprocess.run(command, check=False).returncode
 
 
 def _cmd_schema(args: argparse.Namespace, console: Console) -> int:
