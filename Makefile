@@ -88,7 +88,7 @@ demo: doctor-demo system docker venv sandbox-image
 	$(BIN)/evalgrid run fixtures/sweeps/demo.yaml
 
 test: doctor setup vllm lint
-	$(BIN)/pytest -q
+	$(BIN)/pytest -q --durations=15
 
 lint: venv
 	$(BIN)/ruff check evaluator cluster tests
