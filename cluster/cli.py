@@ -31,6 +31,7 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
+from cluster.calibrate import SUITE, calibration_table, load_suite, measure, write_sweep
 from cluster.docker_sandbox import collect_garbage
 from cluster.grid import RayOptions
 from cluster.inputs import InputsRef, fetch_inputs, resolve_inputs, upload_inputs
@@ -57,12 +58,14 @@ from cluster.submit import (
     list_jobs,
     rayjob_manifest,
 )
-from cluster.sweep import SweepSpec, load_sweep
+from cluster.sweep import Sweep, SweepSpec, load_sweep
+from cluster.twins import Operator
 from evaluator.budget import SpendingCap
 from evaluator.chat import POOL_NAME, Endpoint
 from evaluator.errors import ConfigError, EvalgridError
 from evaluator.evidence import write_json_atomic
 from evaluator.models import (
+    AgentConfig,
     Artifact,
     EvidenceManifest,
     Outcome,
@@ -274,6 +277,38 @@ def _parser() -> argparse.ArgumentParser:
     show.add_argument("--run-dir", type=Path, help="run directory (default: search runs/*)")
     show.set_defaults(handler=_cmd_show)
 
+    calibrate = sub.add_parser(
+        "calibrate", help="measure a judge and agent on working apps and their broken twins",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Run the calibration suite (working apps and their mutation twins, fixtures/calibration) through "
+                    "the grid with a judge and an agent, and measure how well they tell them apart: functional "
+                    "pairwise accuracy (overall and per operator), AUC, aesthetic-twin accuracy and functional drift "
+                    "on aesthetic twins. Writes RUN_DIR/calibration.json and RUN_DIR/calibrations/<key>.json (the "
+                    "key names the judge version and agent config). Re-running resumes and reuses verdicts.",
+        epilog="examples:\n  evalgrid calibrate --judge heuristic --min-pairwise 0.95 --min-auc 0.95\n"
+               "  evalgrid calibrate --apps cal-pantry-vanilla,cal-snake-vanilla \\\n"
+               "      --operators enter_swallowed,css_removed")
+    calibrate.add_argument("--judge", default="heuristic", help="registered judge name (default heuristic)")
+    calibrate.add_argument("--option", action="append", default=[], metavar="KEY=VALUE", help="a judge option")
+    calibrate.add_argument("--agent", default="explorer", help="agent policy (default explorer)")
+    calibrate.add_argument("--agent-option", action="append", default=[], metavar="KEY=VALUE",
+                           help="an agent setting (max_steps=20, seed=1 ...) or policy option (repeatable)")
+    calibrate.add_argument("--min-pairwise", type=float, help="exit 1 if functional pairwise accuracy is below this")
+    calibrate.add_argument("--min-auc", type=float, help="exit 1 if the functional AUC is below this")
+    calibrate.add_argument("--apps", help="comma-separated app ids (default: the whole suite)")
+    calibrate.add_argument("--operators", help=f"comma-separated operators (default all: "
+                                               f"{', '.join(op.value for op in Operator)})")
+    calibrate.add_argument("--suite", type=Path, default=SUITE, help="suite directory (default: the built-in one)")
+    calibrate.add_argument("--run-dir", type=Path, default=Path("runs") / "calibration",
+                           help="where the suite's runs and calibration.json go (default runs/calibration)")
+    calibrate.add_argument("--workers", type=int, default=2, help="runs in flight at once (default 2)")
+    calibrate.add_argument("--sandbox", choices=["docker", "local"], default="docker",
+                           help="docker (default): the hardened sandbox; local: this machine's Chromium, NOT a "
+                                "sandbox, and no CDN mirror or builds")
+    calibrate.add_argument("--scheduler", choices=["ray", "local"], default="ray", help="as for `evalgrid run`")
+    calibrate.add_argument("--no-progress", action="store_true", help="a line per run instead of a progress bar")
+    calibrate.set_defaults(handler=_cmd_calibrate)
+
     doctor = sub.add_parser(
         "doctor", help="check this host's tools for set-up (as `make doctor` does)",
         description="Report, for every host tool evalgrid's set-up relies on (Chromium, ffmpeg, the Docker engine, "
@@ -339,15 +374,50 @@ def _cmd_run(args: argparse.Namespace, console: Console) -> int:
                       f"dropped, memory {box.memory}, cpus {box.cpus}, pids {box.pids}", highlight=False)
     grid = GridOptions(scheduler=args.scheduler, workers=sweep.spec.concurrency,
                        ray=RayOptions(shard_size=args.shard_size, address=args.ray_address))
-    console.print(f"scheduler: {args.scheduler}, {sweep.spec.concurrency} worker(s)", highlight=False)
+    result = _run_with_progress(sweep, run_dir, grid, console, no_progress=args.no_progress, store=store,
+                                inputs=inputs)
+    if result.removed_containers:
+        console.print(f"removed {len(result.removed_containers)} sandbox container(s) left by dead processes")
+    if result.redone:
+        console.print(f"{result.redone} run(s) that were in flight when an earlier invocation died were redone")
+    if result.torn_lines:
+        console.print(f"note: {result.torn_lines} torn line(s) in results.jsonl were ignored (a crash mid-write); "
+                      "those runs were redone")
+    board = build_leaderboard(sweep.spec.name, [c.id for c in sweep.spec.candidates], result.outcomes.values(),
+                              sample_reduce=sweep.spec.sample_reduce)
+    write_json_atomic(run_dir / "leaderboard.json", board)
+    (run_dir / "leaderboard.md").write_text(leaderboard_markdown(board), encoding="utf-8")
+    if store:
+        remote = RunStore(S3Store(store))
+        for name in ("results.jsonl", "leaderboard.json", "leaderboard.md", "deferred.json"):
+            remote.put_file(name, run_dir / name)
+    _stdout().print(leaderboard_table(board))
+    rate = result.executed / result.seconds if result.seconds else 0.0
+    console.print(f"{result.executed} runs executed, {result.skipped} skipped, in {result.seconds:.1f} s "
+                  f"({rate * 60:.1f} runs/min). Results: {where}/results.jsonl", highlight=False)
+    if result.spent_usd is not None:
+        console.print(f"model spending: ${result.spent_usd:.4f} of the ${sweep.spec.budget_usd:.2f} budget",
+                      highlight=False)
+    if result.deferred:
+        console.print(f"[yellow]budget reached: {len(result.deferred)} run(s) were not finished and are listed in "
+                      f"{run_dir / 'deferred.json'}; raise budget_usd in the sweep file and re-run the same command "
+                      "to continue.[/]", highlight=False)
+        return 3
+    return 0
+
+
+def _run_with_progress(sweep: Sweep, run_dir: Path, grid: GridOptions, console: Console, *, no_progress: bool,
+                       store: StoreSettings | None = None, inputs: InputsRef | None = None) -> SweepResult:
+    """Run ``sweep`` on the grid with a progress bar, a per-worker health line and a line per outcome."""
+    console.print(f"scheduler: {grid.scheduler}, {sweep.spec.concurrency} worker(s)", highlight=False)
     progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                         TextColumn("{task.fields[counts]}"), TimeElapsedColumn(), TextColumn("ETA"),
                         TimeRemainingColumn(), TextColumn("{task.fields[rate]}"), console=console,
-                        disable=args.no_progress)
+                        disable=no_progress)
     counts: Counter[str] = Counter()
     task = progress.add_task("runs", total=sweep.size, counts="", rate="")
     # Per-worker health on its own line, without a bar: runs, failures, sandbox restarts, busy/idle.
-    health = Progress(TextColumn("[bold]workers[/] {task.fields[line]}"), console=console, disable=args.no_progress)
+    health = Progress(TextColumn("[bold]workers[/] {task.fields[line]}"), console=console, disable=no_progress)
     workers_task = health.add_task("workers", line="starting ...")
 
     def on_start(total: int, skipped: int) -> None:
@@ -358,7 +428,7 @@ def _cmd_run(args: argparse.Namespace, console: Console) -> int:
     def on_outcome(outcome: Outcome) -> None:
         counts[outcome.status.value] += 1
         progress.update(task, advance=1, counts=" ".join(f"{k}={v}" for k, v in sorted(counts.items())))
-        if args.no_progress:
+        if no_progress:
             score = (f"F={outcome.functional:.1f} A={outcome.aesthetic:.1f}"
                      if outcome.status is OutcomeStatus.JUDGED else outcome.reason.code.value)
             console.print(f"  {outcome.candidate_id} × {outcome.query_id}: {outcome.status.value} {score}",
@@ -388,36 +458,8 @@ def _cmd_run(args: argparse.Namespace, console: Console) -> int:
                 watcher.cancel()
 
     with Live(Group(progress, health), console=console, transient=False, refresh_per_second=4,
-              redirect_stderr=False) if not args.no_progress else contextlib.nullcontext():
-        result = asyncio.run(main())
-    if result.removed_containers:
-        console.print(f"removed {len(result.removed_containers)} sandbox container(s) left by dead processes")
-    if result.redone:
-        console.print(f"{result.redone} run(s) that were in flight when an earlier invocation died were redone")
-    if result.torn_lines:
-        console.print(f"note: {result.torn_lines} torn line(s) in results.jsonl were ignored (a crash mid-write); "
-                      "those runs were redone")
-    board = build_leaderboard(sweep.spec.name, [c.id for c in sweep.spec.candidates], result.outcomes.values(),
-                              sample_reduce=sweep.spec.sample_reduce)
-    write_json_atomic(run_dir / "leaderboard.json", board)
-    (run_dir / "leaderboard.md").write_text(leaderboard_markdown(board), encoding="utf-8")
-    if store:
-        remote = RunStore(S3Store(store))
-        for name in ("results.jsonl", "leaderboard.json", "leaderboard.md", "deferred.json"):
-            remote.put_file(name, run_dir / name)
-    _stdout().print(leaderboard_table(board))
-    rate = result.executed / result.seconds if result.seconds else 0.0
-    console.print(f"{result.executed} runs executed, {result.skipped} skipped, in {result.seconds:.1f} s "
-                  f"({rate * 60:.1f} runs/min). Results: {where}/results.jsonl", highlight=False)
-    if result.spent_usd is not None:
-        console.print(f"model spending: ${result.spent_usd:.4f} of the ${sweep.spec.budget_usd:.2f} budget",
-                      highlight=False)
-    if result.deferred:
-        console.print(f"[yellow]budget reached: {len(result.deferred)} run(s) were not finished and are listed in "
-                      f"{run_dir / 'deferred.json'}; raise budget_usd in the sweep file and re-run the same command "
-                      "to continue.[/]", highlight=False)
-        return 3
-    return 0
+              redirect_stderr=False) if not no_progress else contextlib.nullcontext():
+        return asyncio.run(main())
 
 
 def _cache_home() -> Path:
@@ -672,6 +714,48 @@ def _cmd_show(args: argparse.Namespace, console: Console) -> int:
             return 0
     where = ", ".join(str(d) for d in run_dirs) or "no run directory under runs/"
     raise ConfigError(f"no run {args.run_key!r} in {where}; pass --run-dir")
+
+
+def _cmd_calibrate(args: argparse.Namespace, console: Console) -> int:
+    judge = parse_judge(args.judge, args.option)
+    agent_fields = parse_judge(args.agent, args.agent_option).options  # same key=value parsing
+    known = set(AgentConfig.model_fields) - {"policy", "options"}
+    try:
+        agent = AgentConfig.model_validate({
+            "policy": args.agent, "options": {k: v for k, v in agent_fields.items() if k not in known},
+            **{k: v for k, v in agent_fields.items() if k in known}})
+    except ValidationError as exc:
+        raise ConfigError(f"--agent-option: {exc.errors()[0]['loc'][0]}: {exc.errors()[0]['msg']}") from exc
+    try:
+        operators = [Operator(op.strip()) for op in args.operators.split(",")] if args.operators else list(Operator)
+    except ValueError as exc:
+        raise ConfigError(f"--operators: {exc}; known: {', '.join(op.value for op in Operator)}") from exc
+    if not 1 <= args.workers <= 32:
+        raise ConfigError("--workers must be between 1 and 32")
+    apps = load_suite(args.suite, args.apps.split(",") if args.apps else None)
+    run_dir: Path = args.run_dir
+    path = write_sweep(apps, operators, run_dir / "suite", agent=agent, judge=judge, concurrency=args.workers)
+    sweep = load_sweep(path)
+    if args.sandbox != "docker":
+        sweep = Sweep(spec=sweep.spec.model_copy(update={"sandbox": sweep.spec.sandbox.model_copy(
+            update={"backend": args.sandbox})}), path=sweep.path, queries=sweep.queries)
+    console.print(f"calibration: {len(apps)} apps and {len(sweep.queries) - len(apps)} twins, judge {judge.name}, "
+                  f"agent {agent.policy} → {run_dir}", highlight=False)
+    result = _run_with_progress(sweep, run_dir, GridOptions(scheduler=args.scheduler, workers=args.workers),
+                                console, no_progress=args.no_progress)
+    calibration = measure(result.outcomes.values(), run_dir, agent=agent, judge=judge)
+    (run_dir / "calibrations").mkdir(exist_ok=True)
+    write_json_atomic(run_dir / "calibration.json", calibration)
+    write_json_atomic(run_dir / "calibrations" / f"{calibration.key}.json", calibration)
+    _stdout().print(calibration_table(calibration))
+    failed = []
+    if args.min_pairwise is not None and (calibration.functional_pairwise_accuracy or 0.0) < args.min_pairwise:
+        failed.append(f"functional pairwise accuracy {calibration.functional_pairwise_accuracy} < {args.min_pairwise}")
+    if args.min_auc is not None and (calibration.auc or 0.0) < args.min_auc:
+        failed.append(f"AUC {calibration.auc} < {args.min_auc}")
+    for line in failed:
+        console.print(f"[bold red]below the minimum:[/] {line}", highlight=False)
+    return 1 if failed else 0
 
 
 def _cmd_doctor(args: argparse.Namespace, console: Console) -> int:

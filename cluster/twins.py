@@ -71,6 +71,10 @@ REQUIRES: dict[Operator, str | None] = {
     Operator.CONTRAST_COLLAPSED: None,
 }
 
+# A feature that makes an operator's twin no different from the original: a canvas game draws without
+# changing the DOM, so a frozen DOM does not break it.
+EXCLUDED_BY: dict[Operator, str] = {Operator.RENDER_FROZEN: "canvas"}
+
 _FENCE = re.compile(r"^(?P<open>```+|~~~+)(?P<info>[^\n]*)\n(?P<body>.*?)^(?P=open)[ \t]*$", re.M | re.S)
 _HEAD = re.compile(r"<head\b[^>]*>", re.I)
 _HTML = re.compile(r"<html\b[^>]*>", re.I)
