@@ -2,8 +2,8 @@
 
 The suite (``fixtures/calibration/``) is a set of working apps, each an answer file with a YAML record of
 its query and the features it has. Twins are made from them by ``cluster.twins``; the apps and their twins
-become one sweep (one candidate, a query per app and per twin, ``<app>.<operator>``) that runs through the
-grid like any other, so verdicts are reused by content key. The measures:
+become one sweep that runs through the grid like any other (one candidate; a query per app and per twin,
+``<app>.<original|operator>.<answer hash>``), so verdicts are reused by content key. The measures:
 
 - functional pairwise accuracy: a functional twin must score strictly below its original (a tie is wrong),
   overall and per operator;
@@ -32,11 +32,12 @@ from rich.table import Table
 
 from cluster.twins import EXCLUDED_BY, REQUIRES, Operator, make_twin
 from evaluator.errors import ConfigError
-from evaluator.keys import content_key
+from evaluator.keys import content_key, sha256_bytes
 from evaluator.models import AgentConfig, JudgeConfig, Outcome, OutcomeStatus, Query
 
 SUITE = Path(__file__).resolve().parents[1] / "fixtures" / "calibration"
 CANDIDATE = "calibration"
+ORIGINAL = "original"
 Feature = Literal["enter", "checkbox", "delete", "click", "keyboard", "canvas"]
 # A functional twin's first screenshot may differ from its original's by rendering noise only.
 _SAME_SCREEN_MAX_CHANGED = 0.005
@@ -47,7 +48,7 @@ class SuiteApp(BaseModel):
 
     model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
 
-    id: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_-]{0,47}$")
+    id: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_-]{0,35}$")
     """Query id; the answer is ``<id>.md`` beside the record."""
     stack: Literal["vanilla", "react-umd", "vue-cdn", "jquery", "alpine", "react-component", "vue-sfc"]
     """How the app is written."""
@@ -152,16 +153,19 @@ def write_sweep(apps: list[tuple[SuiteApp, str]], operators: Iterable[Operator],
     answers.mkdir(parents=True, exist_ok=True)
     queries: list[dict[str, object]] = []
     for app, answer in apps:
-        (answers / f"{app.id}.md").write_text(answer, encoding="utf-8")
-        queries.append(app.query().model_dump(mode="json"))
+        # A run is keyed by its query, not by its answer: the answer's hash in the query id makes an edited
+        # app run again instead of reusing the outcome of its previous version.
+        tag = sha256_bytes(answer.encode())[:8]
+        versions: list[tuple[str, str | None]] = [(ORIGINAL, answer)]
         for op in operators:
             needs, immune = REQUIRES[op], EXCLUDED_BY.get(op)
             applies = (needs is None or needs in app.features) and immune not in app.features
-            twin = make_twin(answer, op) if applies else None
-            if twin is None:
+            versions.append((op.value, make_twin(answer, op) if applies else None))
+        for name, text in versions:
+            if text is None:
                 continue
-            query_id = f"{app.id}.{op.value}"
-            (answers / f"{query_id}.md").write_text(twin, encoding="utf-8")
+            query_id = f"{app.id}.{name}.{tag}"
+            (answers / f"{query_id}.md").write_text(text, encoding="utf-8")
             queries.append(app.query(query_id).model_dump(mode="json"))
     (work / "queries.yaml").write_text(yaml.safe_dump({"version": 1, "queries": queries}, sort_keys=False,
                                                       allow_unicode=True), encoding="utf-8")
@@ -176,14 +180,17 @@ def write_sweep(apps: list[tuple[SuiteApp, str]], operators: Iterable[Operator],
 
 def measure(outcomes: Iterable[Outcome], run_dir: Path, *, agent: AgentConfig, judge: JudgeConfig) -> Calibration:
     """The calibration measures from a finished suite sweep's outcomes (and its evidence, for the screen check)."""
-    by_query = {o.query_id: o for o in outcomes}
-    apps = sorted(q for q in by_query if "." not in q)
+    by_version: dict[tuple[str, str], Outcome] = {}
+    for outcome in outcomes:
+        app, name, _ = outcome.query_id.split(".")
+        by_version[(app, name)] = outcome
+    by_query = {f"{app}.{name}": o for (app, name), o in by_version.items()}
+    apps = sorted(app for app, name in by_version if name == ORIGINAL)
     pairs: list[PairResult] = []
-    for query_id, twin in sorted(by_query.items()):
-        app, _, op_name = query_id.partition(".")
-        if not op_name or app not in by_query:
+    for (app, name), twin in sorted(by_version.items()):
+        if name == ORIGINAL or (app, ORIGINAL) not in by_version:
             continue
-        original, op = by_query[app], Operator(op_name)
+        original, op = by_version[(app, ORIGINAL)], Operator(name)
         pair = PairResult(app=app, operator=op, original=_scores(original), twin=_scores(twin))
         if pair.original is None or pair.twin is None:
             pair.excluded = "not judged (infrastructure failure or timeout)"
@@ -195,7 +202,7 @@ def measure(outcomes: Iterable[Outcome], run_dir: Path, *, agent: AgentConfig, j
     functional = [p for p in counted if not p.operator.aesthetic]
     aesthetic = [p for p in counted if p.operator.aesthetic]
     drift = [abs(p.twin[0] - p.original[0]) for p in aesthetic if p.twin and p.original]
-    working = [s[0] for a in apps if (s := _scores(by_query[a])) is not None]
+    working = [s[0] for a in apps if (s := _scores(by_version[(a, ORIGINAL)])) is not None]
     broken = [p.twin[0] for p in functional if p.twin]
     versions = {o.judge_label for o in by_query.values() if o.judge_label}
     version = _judge_version(run_dir, by_query.values()) or ", ".join(sorted(versions)) or judge.name
