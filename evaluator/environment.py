@@ -30,11 +30,13 @@ FIRST_LOOK = timedelta(seconds=1)
 
 
 async def pin_context(context: BrowserContext) -> None:
-    """Pin a fresh context (before any page): the seeded ``Math.random``, and the clock stopped at its start."""
+    """Pin a fresh context (before any page): the seeded ``Math.random``, the clock stopped at its start, and
+    the record of which inputs the page listens for (``scripts/listeners.js``)."""
     await context.clock.install(time=START_TIME)
     # (pause_at must lie ahead of the installed clock, which runs until paused: one second on.)
     await context.clock.pause_at(START_TIME + timedelta(seconds=1))
     await context.add_init_script(page_script("determinism").replace("__SEED__", str(RANDOM_SEED)))
+    await context.add_init_script(page_script("listeners"))
 
 
 async def first_look(page: Page) -> CDPSession:

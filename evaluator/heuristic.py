@@ -1,6 +1,7 @@
 """The heuristic judge: functional and aesthetic scores from measured evidence only.
 
-Its deduction table is the package data file ``rubrics/heuristic-v1.yaml``. Every deduction
+Its deduction table is the package data file ``rubrics/heuristic-v2.yaml`` (``v1``, without the rows for
+Enter submission and key presses, stays for rejudging old verdicts). Every deduction
 becomes a failure attribution citing the evidence (file, step, video time). Every verdict is
 labelled heuristic, so no one mistakes it for a model's judgement.
 """
@@ -48,7 +49,7 @@ def _rubric_text(version: str) -> str:
     return path.read_text(encoding="utf-8")
 
 
-def load_rubric(version: str = "heuristic-v1") -> dict[str, Any]:
+def load_rubric(version: str = "heuristic-v2") -> dict[str, Any]:
     """The deduction table ``rubrics/<version>.yaml``."""
     rubric: dict[str, Any] = yaml.safe_load(_rubric_text(version))
     return rubric
@@ -64,7 +65,9 @@ class _Ledger:
     taken: dict[str, float] = field(default_factory=lambda: defaultdict(float))
 
     def deduct(self, category: str, description: str, evidence: list[EvidenceRef], *, times: float = 1.0) -> None:
-        row = self.table[category]
+        row = self.table.get(category)
+        if row is None:  # an older rubric without this row (rejudging with heuristic-v1)
+            return
         amount = min(row["deduction"] * times, row["cap"] - self.taken[category])
         if amount <= 0:
             return
@@ -82,7 +85,7 @@ class _Ledger:
 class HeuristicJudge:
     """The embedded default judge: measured signals, documented deductions, no model."""
 
-    def __init__(self, *, rubric: str = "heuristic-v1") -> None:
+    def __init__(self, *, rubric: str = "heuristic-v2") -> None:
         self._table = load_rubric(rubric)
         self._version = f"{rubric}@{sha256_bytes(_rubric_text(rubric).encode())[:12]}"
 
@@ -125,6 +128,8 @@ def _score(bundle: EvidenceBundle, rubric: dict[str, Any], verdict_key: str, ver
                     "characters of text rendered", [shot])
     _errors(func, console, trace, result)
     _controls(func, query, trace, result)
+    _submissions(func, trace)
+    _keys(func, trace)
     _language(func, query, facts)
 
     aesthetic_base, baseline_reason = _aesthetic_baseline(rubric, facts, image, blank)
@@ -213,6 +218,40 @@ def _controls(func: _Ledger, query: Query, trace: list[dict[str, Any]], result: 
                     f"{ineffective} of {len(by_control)} exercised controls had no effect: the app does not work",
                     [EvidenceRef(file="interaction/trace.json"), EvidenceRef(file="interaction/video.mp4",
                                                                              video_time_s=0.0)])
+
+
+def _submissions(func: _Ledger, trace: list[dict[str, Any]]) -> None:
+    """Text typed into a field, then submitted with Enter, that changed nothing anywhere: the field is dead.
+
+    A field whose typing already changed the page (a live filter, a calculator) is not charged when Enter
+    then does nothing more; only a field that did nothing at all, typed into and submitted, is.
+    """
+    typed: dict[str, dict[str, Any]] = {}
+    for step in trace:
+        target, kind = step.get("target"), step["action"]["kind"]
+        if target is None:
+            continue
+        if kind == "type":
+            typed[target["selector"]] = step
+        elif kind == "press" and (step["action"].get("text") or "Enter") == "Enter":
+            typing = typed.get(target["selector"])
+            live = typing is not None and typing["result"].get("effect") not in (None, "visual_only", "nothing")
+            rejected = typing is not None and typing["result"]["status"] == "input_rejected"  # charged already
+            if step["result"]["status"] == "no_change" and not live and not rejected:
+                refs = [EvidenceRef(step=s["step"], video_time_s=s["action_start_s"], file=s["screenshot"],
+                                    detail=target["selector"]) for s in (typing, step) if s is not None]
+                func.deduct("input_ignored", f"typed into {_what(step).split(' on ', 1)[1]} and pressed Enter: "
+                            "nothing on the page changed", refs)
+
+
+def _keys(func: _Ledger, trace: list[dict[str, Any]]) -> None:
+    """A page that listens for keys pressed on it, where no key press did anything (against an idle control)."""
+    presses = [s for s in trace if s["action"]["kind"] == "press" and s.get("target") is None]
+    if len(presses) >= 3 and all(s["result"]["status"] != "changed" for s in presses):
+        keys = ", ".join(str(s["action"].get("text")) for s in presses)
+        func.deduct("keys_ignored", f"the page listens for keys, but none of {len(presses)} presses ({keys}) "
+                    "changed anything", [EvidenceRef(step=s["step"], video_time_s=s["action_start_s"],
+                                                     file=s["screenshot"]) for s in presses[:3]])
 
 
 def _language(func: _Ledger, query: Query, facts: dict[str, Any]) -> None:

@@ -28,6 +28,7 @@ from evaluator.observation import (
     ActionResult,
     AgentSummary,
     Coverage,
+    Effect,
     ElementInfo,
     Observation,
     ResultStatus,
@@ -35,10 +36,13 @@ from evaluator.observation import (
 )
 from evaluator.policies import Policy, is_actionable
 from evaluator.probes import (
+    VISUAL_CHANGE_THRESHOLD,
+    changed_fraction,
+    effect_facts,
     interactive_elements,
+    keyboard_driven,
     settle_transitions,
     state_signature,
-    visual_change,
     wait_for_render,
 )
 from evaluator.screencast import ScreenRecorder
@@ -49,6 +53,11 @@ _VIEWPORTS = {"desktop": {"width": 1280, "height": 800}, "mobile": {"width": 390
 # Step screenshots are compared for change and kept as evidence: JPEG keeps both cheap.
 _SHOT: dict[str, Any] = {"type": "jpeg", "quality": 70}
 _ACTION_TIMEOUT_MS = 3000
+# A page that changes by itself (a game loop, a clock) must change clearly more after a key press than in
+# the same interval without one for the press to count: twice the idle change, plus a margin.
+_IDLE_FACTOR = 2.0
+_IDLE_MARGIN = 0.002
+_SINGLE_LINE = frozenset({"", "text", "search", "email", "url", "tel", "password", "number"})
 
 
 @dataclass
@@ -74,6 +83,11 @@ class _Pending:
     pre_shot: bytes | None
     result: ActionResult | None
     input_wall: float | None = None
+    pre_facts: dict[str, Any] | None = None
+    idle_fraction: float | None = None
+    """For a key press: the share of pixels that changed in an idle interval before it (None: not measured)."""
+    idle_markup: bool = False
+    """For a key press: the markup changed by itself in that idle interval."""
 
 
 class Interaction:
@@ -98,6 +112,7 @@ class Interaction:
         self._exercised: set[str] = set()
         self._refreshes = 0
         self._viewport = "desktop"
+        self._typed: dict[str, str] = {}
         self.trace: list[StepRecord] = []
 
     async def run(self) -> InteractionOutcome:
@@ -114,7 +129,7 @@ class Interaction:
             state = await state_signature(self._page)
             last: tuple[Action, ActionResult] | None = None
             if pending is not None:
-                result = pending.result or self._measure(pending, state, shot)
+                result = pending.result or await self._measure(pending, state, shot)
                 self._record(pending, result, observed_wall)
                 last, pending = (pending.action, result), None
             observation = await self._observe(step, shot, state, last, notes)
@@ -158,16 +173,49 @@ class Interaction:
             coverage=Coverage(salient=len(self._salient), exercised=len(self._exercised & self._salient),
                               remaining=remaining),
             notes=notes, viewport=self._viewport, image=base64.b64encode(shot).decode(),
+            keyboard=await keyboard_driven(self._page),
         )
 
-    def _measure(self, pending: _Pending, state: str, shot: bytes) -> ActionResult:
+    async def _measure(self, pending: _Pending, state: str, shot: bytes) -> ActionResult:
+        facts = await effect_facts(self._page)
+        before = pending.pre_facts or facts
+        fraction = changed_fraction(pending.pre_shot, shot) if pending.pre_shot is not None else 0.0
         dom = state != pending.pre_state
-        visual = pending.pre_shot is not None and visual_change(pending.pre_shot, shot)
+        markup = facts["markup"] != before["markup"]
+        count = facts["items"] != before["items"]
         errors = [f"{e['kind']}: {e['text']}" for e in
                   self._log.since(pending.start_wall, ConsoleClass.UNCAUGHT, ConsoleClass.ERROR)]
-        status = ResultStatus.CHANGED if dom or visual else ResultStatus.NO_CHANGE
-        return ActionResult(status=status, dom_changed=dom, visual_changed=visual, errors=errors,
-                            detail="" if dom or visual else "nothing observable changed")
+        idle = pending.idle_fraction
+        moving = idle is not None and (idle > VISUAL_CHANGE_THRESHOLD or pending.idle_markup)
+        if moving:
+            # The page moves by itself: only a change well beyond the idle one is the key's, and markup only
+            # if the markup kept still while idle.
+            visual = fraction > _IDLE_FACTOR * (idle or 0.0) + _IDLE_MARGIN
+            markup = markup and not pending.idle_markup
+            dom = markup or count
+        else:
+            visual = fraction > VISUAL_CHANGE_THRESHOLD
+        typed = self._typed_text_appeared(pending, before["text"], facts["text"])
+        if _submits_field(pending):
+            # Submitting a field is judged by what it did to the page: a field that only cleared (values are
+            # not markup) or only redrew itself did nothing a user asked for.
+            changed = markup or count or typed
+            detail = "" if changed else "submitting the field with Enter changed nothing but the field"
+        else:
+            changed = dom or visual
+            detail = "" if changed else "nothing observable changed"
+        effect = (Effect.ERROR if errors else Effect.TYPED_TEXT if typed else Effect.COUNT if count
+                  else Effect.DOM if markup else Effect.VISUAL if changed else Effect.NOTHING)
+        return ActionResult(status=ResultStatus.CHANGED if changed else ResultStatus.NO_CHANGE, dom_changed=dom,
+                            visual_changed=visual, errors=errors, detail=detail, effect=effect,
+                            idle_changed=moving)
+
+    def _typed_text_appeared(self, pending: _Pending, before: str, after: str) -> bool:
+        """Whether the text last typed into this field now shows outside fields (it was not there before)."""
+        typed = self._typed.get(pending.target.selector) if pending.target else None
+        if not typed:
+            return False
+        return after.count(typed) > before.count(typed)
 
     def _record(self, pending: _Pending, result: ActionResult, observed_wall: float) -> None:
         video = self._recorder.video_time
@@ -233,6 +281,7 @@ class Interaction:
             await settle_transitions(page)
             pending.pre_state = await state_signature(page)
             pending.pre_shot = await page.screenshot(**_SHOT)
+            pending.pre_facts = await effect_facts(page)
             pending.start_wall = time.time()
             if action.kind is ActionKind.CLICK:
                 await self._input.click()
@@ -241,6 +290,7 @@ class Interaction:
                 await page.keyboard.press("ControlOrMeta+a")
                 text = action.text or ""
                 await self._input.type(text)
+                self._typed[target.selector] = text
                 value = await locator.evaluate("e => 'value' in e ? String(e.value) : e.textContent")
                 if text and text not in value and not _number_equal(text, value):
                     pending.result = ActionResult(
@@ -255,12 +305,14 @@ class Interaction:
             elif action.kind is ActionKind.DRAG:
                 await self._drag(action, pending, x + dx, y + dy)
             return
+        if action.kind is ActionKind.PRESS:
+            await self._press(action, target, pending)
+            return
         pending.pre_state = await state_signature(page)
         pending.pre_shot = await page.screenshot(**_SHOT)
+        pending.pre_facts = await effect_facts(page)
         pending.start_wall = time.time()
-        if action.kind is ActionKind.PRESS:
-            await page.keyboard.press(action.text or "Enter")
-        elif action.kind is ActionKind.SCROLL:
+        if action.kind is ActionKind.SCROLL:
             await page.mouse.wheel(0, action.amount if action.amount is not None else 600)
         elif action.kind is ActionKind.WAIT:
             await asyncio.sleep(min(max(action.amount or 1.0, 0.0), 5.0))
@@ -281,6 +333,28 @@ class Interaction:
                 return
             self._viewport = wanted
             await page.set_viewport_size(_VIEWPORTS[wanted])  # type: ignore[arg-type]
+
+    async def _press(self, action: Action, target: ElementInfo | None, pending: _Pending) -> None:
+        """Press a key in a field (``target``) or on the page itself, whose idle change is measured first."""
+        page = self._page
+        if target is not None:
+            await page.locator(target.selector).first.focus(timeout=_ACTION_TIMEOUT_MS)
+        else:
+            # keys meant for the page (a game's arrows) go to the body, not to the control clicked last
+            await page.evaluate("() => { const a = document.activeElement; if (a && a !== document.body) a.blur(); }")
+        pending.pre_state = await state_signature(page)
+        pending.pre_shot = await page.screenshot(**_SHOT)
+        pending.pre_facts = await effect_facts(page)
+        if target is None:
+            # The control: the same interval with no input. What the page did by itself is not the key's.
+            await asyncio.sleep(self._config.action_pause_ms / 1000 + 0.25)
+            idle_shot, idle_facts = await page.screenshot(**_SHOT), await effect_facts(page)
+            pending.idle_fraction = changed_fraction(pending.pre_shot, idle_shot)
+            pending.idle_markup = idle_facts["markup"] != pending.pre_facts["markup"]
+            pending.pre_state, pending.pre_shot, pending.pre_facts = await state_signature(page), idle_shot, idle_facts
+        pending.start_wall = time.time()
+        self._input.last_input_wall = time.time()
+        await page.keyboard.press(action.text or "Enter")
 
     async def _drag(self, action: Action, pending: _Pending, x: float, y: float) -> None:
         """Press on the element, move like a hand to the drop target (or ``amount`` px right), release."""
@@ -327,6 +401,12 @@ class Interaction:
                    f"{len(self._exercised & self._salient)} of {len(self._salient)} salient controls exercised.")
         return AgentSummary(actions_performed=actions, observations=observations or ["no problem observed"],
                             overall_observation=overall)
+
+
+def _submits_field(pending: _Pending) -> bool:
+    target = pending.target
+    return (pending.action.kind is ActionKind.PRESS and (pending.action.text or "Enter") == "Enter"
+            and target is not None and target.tag == "input" and target.type in _SINGLE_LINE)
 
 
 def _number_equal(typed: str, value: str) -> bool:

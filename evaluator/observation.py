@@ -68,6 +68,25 @@ class ResultStatus(StrEnum):
     """The action could not be performed (element gone, covered, detached ...)."""
 
 
+class Effect(StrEnum):
+    """The effect oracle: what an action visibly did, strongest first (trace format 2)."""
+
+    ERROR = "error"
+    """An uncaught error or console error was raised."""
+    NAVIGATION = "navigation"
+    """The page left the app."""
+    TYPED_TEXT = "typed_text_appeared"
+    """Text typed into a field appeared elsewhere on the page."""
+    COUNT = "count_changed"
+    """The number of list items or rows changed."""
+    DOM = "dom_changed"
+    """The markup changed."""
+    VISUAL = "visual_only"
+    """Only the screen changed (a canvas, a value in a field, a scroll)."""
+    NOTHING = "nothing"
+    """Nothing observable changed."""
+
+
 class ActionResult(_Wire):
     """Measured effect of one action."""
 
@@ -81,6 +100,11 @@ class ActionResult(_Wire):
     """The screen changed (outside hover effects)."""
     errors: list[str] = Field(default_factory=list)
     """Uncaught errors and console errors raised while the action ran."""
+    effect: Effect | None = None
+    """The effect oracle's class (absent in traces before format 2)."""
+    idle_changed: bool = False
+    """A key press's control: the page changed by itself in an idle interval of the same length, so only a
+    change beyond that counted as the key's effect."""
 
 
 class ActionKind(StrEnum):
@@ -172,6 +196,9 @@ class Observation(_Wire):
     """Messages from evalgrid (e.g. the coverage gate refused ``finish``)."""
     viewport: str = "desktop"
     """``desktop`` or ``mobile``: the page's current size."""
+    keyboard: str = ""
+    """Why the page seems driven by keys pressed anywhere on it: ``listener`` (a keyboard listener on the
+    window, document or body), ``canvas``, ``text`` (it tells the user to use keys); empty when not."""
     image: str | None = Field(default=None, exclude=True)
     """The screenshot as base64 JPEG, for policies that look (not stored: the file is in the bundle)."""
 

@@ -127,14 +127,33 @@ def probe_image(png: bytes) -> ImageProbe:
     return ImageProbe(background, gray_std, colorfulness, edges, blank)
 
 
-def visual_change(before_png: bytes, after_png: bytes, *, threshold: float = 0.0008) -> bool:
-    """Whether two screenshots differ by more than anti-aliasing noise."""
+VISUAL_CHANGE_THRESHOLD = 0.0008
+"""Share of changed pixels above which two screenshots differ by more than anti-aliasing noise."""
+
+
+def changed_fraction(before_png: bytes, after_png: bytes) -> float:
+    """Share of pixels that differ clearly between two screenshots (1.0 when they cannot be compared)."""
     a = cv2.imdecode(np.frombuffer(before_png, np.uint8), cv2.IMREAD_GRAYSCALE) if before_png else None
     b = cv2.imdecode(np.frombuffer(after_png, np.uint8), cv2.IMREAD_GRAYSCALE) if after_png else None
     if a is None or b is None or a.shape != b.shape:
-        return a is None or b is None or a.shape != b.shape
-    changed = np.abs(a.astype(np.int16) - b.astype(np.int16)) > 24
-    return float(changed.mean()) > threshold
+        return 1.0
+    return float((np.abs(a.astype(np.int16) - b.astype(np.int16)) > 24).mean())
+
+
+def visual_change(before_png: bytes, after_png: bytes, *, threshold: float = VISUAL_CHANGE_THRESHOLD) -> bool:
+    """Whether two screenshots differ by more than anti-aliasing noise."""
+    return changed_fraction(before_png, after_png) > threshold
+
+
+async def keyboard_driven(page: Page) -> str:
+    """Why the page seems driven by keys pressed anywhere on it (``listener``, ``canvas``, ``text``), or ``""``."""
+    return str(await page.evaluate(page_script("keyboard_driven")) or "")
+
+
+async def effect_facts(page: Page) -> dict[str, Any]:
+    """Markup fingerprint (field values left out), list item count and visible text: what an action changed."""
+    facts: dict[str, Any] = await page.evaluate(page_script("effect_facts"))
+    return facts
 
 
 async def settle_transitions(page: Page, *, limit_ms: int = 250) -> None:

@@ -1,5 +1,6 @@
 // Twin operator render_frozen: the state changes but the page does not re-render. After the first user
-// input, changes to the document's children and text are dropped (attributes and field values still change).
+// input, changes to the document's children, text, attributes, classes and inline styles are dropped
+// (field values still change: the browser, not the app, draws them).
 (() => {
   let frozen = false;
   const freeze = () => { frozen = true; };
@@ -23,6 +24,22 @@
     if (!d || !d.set) return;
     Object.defineProperty(proto, name, { ...d, set(v) { if (!frozen) d.set.call(this, v); } });
   };
+  // Attributes and classes too (a tab shown by `hidden`, an item struck through by a class), and the
+  // inline styles apps toggle to show and hide things.
+  for (const name of ['setAttribute', 'removeAttribute', 'toggleAttribute', 'setAttributeNS', 'removeAttributeNS']) {
+    guard(Element.prototype, name, () => undefined);
+  }
+  for (const name of ['add', 'remove', 'toggle', 'replace']) guard(DOMTokenList.prototype, name, () => false);
+  guard(CSSStyleDeclaration.prototype, 'setProperty', () => undefined);
+  guard(CSSStyleDeclaration.prototype, 'removeProperty', () => '');
+  setter(Element.prototype, 'className');
+  setter(HTMLElement.prototype, 'hidden');
+  setter(HTMLElement.prototype, 'title');
+  setter(CSSStyleDeclaration.prototype, 'cssText');
+  for (const name of ['display', 'visibility', 'opacity', 'transform', 'left', 'top', 'width', 'height',
+                      'color', 'background', 'backgroundColor', 'textDecoration']) {
+    setter(CSSStyleDeclaration.prototype, name);
+  }
   setter(Element.prototype, 'innerHTML');
   setter(Element.prototype, 'outerHTML');
   setter(HTMLElement.prototype, 'innerText');

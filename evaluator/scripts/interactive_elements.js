@@ -7,16 +7,22 @@
   const vw = innerWidth, vh = innerHeight;
   const out = [];
   const seen = new Set();
-  // Elements made clickable by script (divs with listeners) usually announce it with cursor:pointer;
-  // only the outermost of a pointer subtree is a control.
+  // Elements made clickable by script (divs with listeners): found by the listener itself (marked by
+  // listeners.js, so a page without CSS still has them) or by the cursor:pointer that usually announces
+  // it. Only the outermost of such a subtree is a control, and a listener on a container most of the
+  // screen wide (a framework's root, delegating every event) is not one.
+  const CLICK = Symbol.for('evalgrid.click');
+  const scripted = (el) => el[CLICK] === true || getComputedStyle(el).cursor === 'pointer';
   const pointer = [];
   const all = document.body ? document.body.getElementsByTagName('*') : [];
   for (let i = 0; i < all.length && i < 6000; i++) {
     const el = all[i];
-    if (getComputedStyle(el).cursor !== 'pointer') continue;
+    if (!scripted(el)) continue;
     const parent = el.parentElement;
-    if (parent && getComputedStyle(parent).cursor === 'pointer') continue;
+    if (parent && parent !== document.body && scripted(parent)) continue;
     if (el.closest(selector) || el.querySelector(selector)) continue;
+    const box = el.getBoundingClientRect();
+    if (el[CLICK] === true && box.width * box.height > 0.25 * innerWidth * innerHeight) continue;
     pointer.push(el);
   }
   const candidates = Array.from(document.querySelectorAll(selector)).concat(pointer)

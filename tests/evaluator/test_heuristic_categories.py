@@ -1,4 +1,4 @@
-"""The heuristic judge, one rubric row at a time (``evaluator/rubrics/heuristic-v1.yaml``).
+"""The heuristic judge, one rubric row at a time (``evaluator/rubrics/heuristic-v2.yaml``).
 
 The bundles here are SYNTHETIC: written by hand into ``tmp_path`` instead of collected from a
 browser, because a hand-written bundle isolates one rubric row each. The healthy baseline scores

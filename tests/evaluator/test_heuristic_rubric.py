@@ -25,8 +25,8 @@ def test_every_category_has_a_severity_a_deduction_and_a_cap() -> None:
 
 
 def test_judge_version_carries_a_hash_of_the_rubric_text_so_edits_rekey_verdicts() -> None:
-    text = resources.files("evaluator").joinpath("rubrics/heuristic-v1.yaml").read_bytes()
-    assert HeuristicJudge().version == f"heuristic-v1@{hashlib.sha256(text).hexdigest()[:12]}"
+    text = resources.files("evaluator").joinpath("rubrics/heuristic-v2.yaml").read_bytes()
+    assert HeuristicJudge().version == f"heuristic-v2@{hashlib.sha256(text).hexdigest()[:12]}"
 
 
 def test_unknown_rubric_is_a_clear_error() -> None:
