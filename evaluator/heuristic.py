@@ -137,7 +137,8 @@ def _score(bundle: EvidenceBundle, rubric: dict[str, Any], verdict_key: str, ver
         _layout(aes, desktop, mobile)
     bonus, bonus_reason = _bonuses(rubric, image, aes, aesthetic_base)
     functional = max(0.0, rubric["functional"]["baseline"] - func.total)
-    aesthetic = min(8.0, max(0.0, aesthetic_base + bonus - aes.total))
+    designed = aesthetic_base >= rubric["aesthetic"]["baselines"]["styled"]
+    aesthetic = _aesthetic(rubric, aes, aesthetic_base + bonus, designed)
     criteria += [
         CriterionReason(criterion="baseline", dimension=Dimension.AESTHETIC, reason=baseline_reason),
         CriterionReason(criterion="bonuses", dimension=Dimension.AESTHETIC, reason=bonus_reason),
@@ -260,15 +261,36 @@ def _language(func: _Ledger, query: Query, facts: dict[str, Any]) -> None:
                     [EvidenceRef(file="static/desktop-facts.json", detail=facts["text_sample"][:120])])
 
 
+def _aesthetic(rubric: dict[str, Any], aes: _Ledger, start: float, designed: bool) -> float:
+    """Start minus deductions; a designed page's are held at the rubric's floor (it never scores below the same
+    content unstyled), except the rows that may go below it (text no one can read)."""
+    spec = rubric["aesthetic"]
+    below = sum(amount for category, amount in aes.taken.items() if aes.table[category].get("below_floor"))
+    floor = spec["baselines"][spec["floor"]] if designed and "floor" in spec else 0.0
+    return min(8.0, max(0.0, max(floor, start - (aes.total - below)) - below))
+
+
 def _aesthetic_baseline(rubric: dict[str, Any], facts: dict[str, Any], image: dict[str, Any],
                         blank: bool) -> tuple[float, str]:
     baselines = rubric["aesthetic"]["baselines"]
     if blank:
         return baselines["blank"], f"Baseline {baselines['blank']}: blank render."
-    if facts["css_rules"] == 0 and facts["inline_styled_elements"] == 0:
+    defaults = facts.get("defaults")
+    if defaults is not None and "floor" in rubric["aesthetic"]:
+        if _browser_defaults(defaults):
+            shown = ", ".join(name for name, value in defaults.items() if value)
+            return baselines["unstyled"], (f"Baseline {baselines['unstyled']}: the browser's default styles show "
+                                           f"({shown}): the page is not designed.")
+    elif facts["css_rules"] == 0 and facts["inline_styled_elements"] == 0:
         return baselines["unstyled"], f"Baseline {baselines['unstyled']}: raw HTML, no author CSS."
     styling = f"{facts['css_rules']} CSS rules, {facts['inline_styled_elements']} styled elements"
     return baselines["styled"], f"Baseline {baselines['styled']}: author styling ({styling})."
+
+
+def _browser_defaults(defaults: dict[str, bool | None]) -> bool:
+    """The default serif font with default margins or colours, and no link or button restyled."""
+    return bool(defaults.get("font")) and bool(defaults.get("margin") or defaults.get("colors")) and all(
+        defaults.get(kind) is not False for kind in ("links", "buttons"))
 
 
 def _layout(aes: _Ledger, desktop: dict[str, Any], mobile: dict[str, Any]) -> None:
@@ -284,6 +306,13 @@ def _layout(aes: _Ledger, desktop: dict[str, Any], mobile: dict[str, Any]) -> No
     for image in desktop["facts"]["broken_images"]:
         aes.deduct("broken_image", f"image {image['src'][:80]} failed to load",
                    [EvidenceRef(file="static/desktop-viewport.png", detail=image["selector"])])
+    illegible = desktop["facts"].get("illegible_count", 0)
+    if illegible > 3:
+        sample = next((e for e in desktop["facts"]["low_contrast"] if e["ratio"] < 1.5), None)
+        example = f", e.g. {sample['text'][:40]!r} at {sample['ratio']}:1" if sample else ""
+        aes.deduct("illegible_text", f"{illegible} text elements below 1.5:1 contrast{example}",
+                   [EvidenceRef(file="static/desktop-viewport.png"),
+                    EvidenceRef(file="static/desktop-facts.json", detail=sample["selector"] if sample else None)])
     low = desktop["facts"]["low_contrast_count"]
     if low:
         sample = desktop["facts"]["low_contrast"][0]

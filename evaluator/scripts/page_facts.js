@@ -47,10 +47,32 @@
   for (const sheet of document.styleSheets) { try { cssRules += sheet.cssRules.length; } catch (e) { cssRules += 1; } }
   const styled = document.querySelectorAll('[style]').length;
   const bodyStyle = b ? getComputedStyle(b) : null;
+  // Is the page dressed by its author, or in the browser's defaults? Decided from computed styles (what a
+  // reader sees), not from counting rules or style attributes: a script's inline width on a bar does not
+  // make a page designed, and a stylesheet that failed to load leaves the defaults showing.
+  const visible = (el) => { const r = el.getBoundingClientRect(); return r.width > 0 && r.height > 0; };
+  const links = Array.from(document.querySelectorAll('a[href]')).filter(visible).slice(0, 50);
+  const buttons = Array.from(document.querySelectorAll('button, input[type=button], input[type=submit]'))
+    .filter(visible).slice(0, 50);
+  const pageBg = b ? background(b) : null;
+  const defaults = bodyStyle ? {
+    font: /^("?Times New Roman"?|Times|serif|"?Liberation Serif"?|"?DejaVu Serif"?)$/i.test(bodyStyle.fontFamily.trim()),
+    margin: bodyStyle.margin === '8px' && bodyStyle.padding === '0px',
+    colors: bodyStyle.color === 'rgb(0, 0, 0)' && !!pageBg && pageBg.r === 255 && pageBg.g === 255 && pageBg.b === 255,
+    links: links.length ? links.every((a) => ['rgb(0, 0, 238)', 'rgb(85, 26, 139)'].includes(getComputedStyle(a).color)
+                                           && getComputedStyle(a).textDecorationLine === 'underline') : null,
+    buttons: buttons.length ? buttons.every((e) => {
+      const st = getComputedStyle(e);
+      return st.backgroundColor === 'rgb(239, 239, 239)' && st.borderTopStyle === 'outset';
+    }) : null,
+  } : null;
+  // Text a reader cannot make out at all: below 1.5:1 (the collapsed-contrast failure, not a pale caption).
+  const illegible = lowContrast.filter((e) => e.ratio < 1.5).length;
   return {
     viewport_width: innerWidth, scroll_width: d ? d.scrollWidth : 0, overflow_x: d ? d.scrollWidth - innerWidth : 0,
     broken_images: broken, low_contrast: lowContrast.slice(0, 20), low_contrast_count: lowContrast.length,
-    text_elements: textElements, css_rules: cssRules, inline_styled_elements: styled,
+    text_elements: textElements, css_rules: cssRules, inline_styled_elements: styled, defaults,
+    illegible_count: illegible,
     font_family: bodyStyle ? bodyStyle.fontFamily : '', element_count: document.getElementsByTagName('*').length,
     text_length: b ? b.innerText.trim().length : 0, title: document.title, lang: d ? d.lang : '',
     has_viewport_meta: !!document.querySelector('meta[name=viewport]'),

@@ -75,7 +75,7 @@ def test_keys_are_pressed_on_a_keyboard_driven_page_against_an_idle_control(runs
     presses = [s for s in trace if s["action"]["kind"] == "press" and s["target"] is None]
     assert [s["action"]["text"] for s in presses][:1] == ["ArrowRight"]
     assert sum(s["result"]["status"] == "changed" for s in presses) >= 3  # then the key phase ends
-    assert all(s["result"]["idle_changed"] for s in presses)  # the spinner moved in every idle interval
+    assert all(s["result"]["idle_changed"] for s in presses)  # the bar drifted in every idle interval
     assert "keys_ignored" not in _categories(verdict)
 
 
@@ -83,7 +83,7 @@ def test_a_page_that_ignores_every_key_is_a_cited_deduction(runs: dict[str, Any]
     trace, verdict = runs["key-game-dead.html"]
     presses = [s for s in trace if s["action"]["kind"] == "press" and s["target"] is None]
     assert len(presses) >= 3
-    # the spinner kept moving, but no key changed more than it does by itself
+    # the bar kept drifting, but no key changed more than it does by itself
     assert all(s["result"]["status"] == "no_change" and s["result"]["idle_changed"] for s in presses)
     assert "keys_ignored" in _categories(verdict)
     assert verdict.functional < runs["key-game.html"][1].functional

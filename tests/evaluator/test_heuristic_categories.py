@@ -349,3 +349,80 @@ def test_polish_bonus_is_lost_to_any_aesthetic_deduction(tmp_path: Path, files: 
     flawed = _judge(tmp_path / "flawed", files)
     assert flawed.aesthetic == 5.5  # 5 + structured - 0.5
     assert "no layout, image or contrast defect" not in flawed.aesthetic_reason
+
+
+# --- heuristic-v2: Enter submission, key presses, computed-style "unstyled", the floor, illegible text ---
+
+DEFAULTS = {"font": True, "margin": True, "colors": True, "links": True, "buttons": True}
+DESIGNED = {"font": False, "margin": False, "colors": False, "links": False, "buttons": False}
+
+
+def _press(n: int, key: str, status: str, selector: str | None = None) -> dict[str, Any]:
+    step = _step(n, selector or "#page", status, kind="press")
+    step["action"]["text"] = key
+    if selector is None:
+        step["target"] = None
+    return step
+
+
+def test_enter_that_changes_nothing_after_typing_is_input_ignored(tmp_path: Path, files: Files) -> None:
+    typing = _step(4, "#title", kind="type")
+    typing["result"]["effect"] = "visual_only"  # only the field showed the text
+    files[TRACE] += [typing, _press(5, "Enter", "no_change", "#title")]
+    verdict = _judge(tmp_path, files)
+    assert _taken(verdict) == [("input_ignored", 1.5)]
+    assert verdict.functional == 6.5
+
+
+def test_enter_after_a_live_update_or_a_rejected_field_is_not_input_ignored(tmp_path: Path, files: Files) -> None:
+    live = _step(4, "#amount", kind="type")
+    live["result"]["effect"] = "dom_changed"  # typing already updated the page (a calculator)
+    rejected = _step(6, "#name", "input_rejected", kind="type")
+    files[TRACE] += [live, _press(5, "Enter", "no_change", "#amount"), rejected,
+                     _press(7, "Enter", "no_change", "#name")]
+    assert _taken(_judge(tmp_path, files)) == [("input_rejected", 1.0)]
+
+
+def test_keys_ignored_needs_three_presses_and_none_effective(tmp_path: Path, files: Files) -> None:
+    files[TRACE] += [_press(4, "ArrowRight", "no_change"), _press(5, "ArrowDown", "no_change"),
+                     _press(6, "Space", "no_change")]
+    assert _taken(_judge(tmp_path / "dead", files)) == [("keys_ignored", 2.0)]
+    files[TRACE][-1] = _press(6, "Space", "changed")
+    assert _taken(_judge(tmp_path / "alive", files)) == []
+
+
+def test_unstyled_is_decided_from_computed_defaults_not_style_attributes(tmp_path: Path, files: Files) -> None:
+    facts = files[DESKTOP]["facts"]
+    facts.update(css_rules=0, inline_styled_elements=3, defaults=DEFAULTS)  # a script set three bar widths
+    verdict = _judge(tmp_path / "bare", files)
+    assert verdict.aesthetic == 1.0
+    assert "browser's default styles show" in verdict.aesthetic_reason
+    facts.update(css_rules=0, inline_styled_elements=0, defaults={**DEFAULTS, "buttons": False})
+    assert _judge(tmp_path / "buttons", files).aesthetic == 8.0  # restyled buttons: a designed page
+
+
+def test_a_designed_page_never_scores_below_the_unstyled_baseline(tmp_path: Path, files: Files) -> None:
+    facts = files[DESKTOP]["facts"]
+    facts.update(defaults=DESIGNED, broken_images=[{"selector": f"#i{i}", "src": f"{i}.png"} for i in range(4)],
+                 low_contrast_count=5, low_contrast=[{"selector": "#c", "text": "pale", "ratio": 3.0,
+                                                      "required": 4.5}])
+    files[DESKTOP]["image"].update(colorfulness=0.0, edge_density=0.0)
+    files[MOBILE]["facts"].update(overflow_x=300, scroll_width=690, has_viewport_meta=False, viewport_width=980)
+    verdict = _judge(tmp_path, files)
+    # 5.0 styled, no bonus, 1.5 + 1.0 + 1.5 + 1.0 = 5.0 of defects: held at the unstyled baseline 1.0
+    assert sum(d for _, d in _taken(verdict)) == 5.0
+    assert verdict.aesthetic == 1.0
+
+
+def test_illegible_text_goes_below_the_floor(tmp_path: Path, files: Files) -> None:
+    facts = files[DESKTOP]["facts"]
+    collapsed = [{"selector": f"#t{i}", "text": "faint", "ratio": 1.1, "required": 4.5} for i in range(6)]
+    facts.update(defaults=DESIGNED, low_contrast_count=6, low_contrast=collapsed, illegible_count=6)
+    verdict = _judge(tmp_path, files)
+    # 8.0 (5 + colourful + structured + no polish) - 1.0 widespread low contrast - 3.0 illegible
+    assert _taken(verdict) == [("illegible_text", 3.0), ("low_contrast_widespread", 1.0)]
+    assert verdict.aesthetic == 3.0
+    files[MOBILE]["facts"].update(overflow_x=300, scroll_width=690)
+    files[DESKTOP]["image"].update(colorfulness=0.0, edge_density=0.0)
+    # 5.0 - 1.5 - 1.0 = 2.5 held above the floor, then - 3.0 illegible: below the unstyled baseline
+    assert _judge(tmp_path / "worse", files).aesthetic == 0.0
