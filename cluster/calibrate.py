@@ -154,8 +154,7 @@ def write_sweep(apps: list[tuple[SuiteApp, str]], operators: Iterable[Operator],
     queries: list[dict[str, object]] = []
     for app, answer in apps:
         # A run is keyed by its query, not by its answer: the answer's hash in the query id makes an edited
-        # app run again instead of reusing the outcome of its previous version.
-        tag = sha256_bytes(answer.encode())[:8]
+        # app (or operator) run again instead of reusing the outcome of its previous version.
         versions: list[tuple[str, str | None]] = [(ORIGINAL, answer)]
         for op in operators:
             needs, immune = REQUIRES[op], EXCLUDED_BY.get(op)
@@ -164,7 +163,7 @@ def write_sweep(apps: list[tuple[SuiteApp, str]], operators: Iterable[Operator],
         for name, text in versions:
             if text is None:
                 continue
-            query_id = f"{app.id}.{name}.{tag}"
+            query_id = f"{app.id}.{name}.{sha256_bytes(text.encode())[:8]}"
             (answers / f"{query_id}.md").write_text(text, encoding="utf-8")
             queries.append(app.query(query_id).model_dump(mode="json"))
     (work / "queries.yaml").write_text(yaml.safe_dump({"version": 1, "queries": queries}, sort_keys=False,

@@ -21,7 +21,7 @@
   }
   const setter = (proto, name) => {
     const d = Object.getOwnPropertyDescriptor(proto, name);
-    if (!d || !d.set) return;
+    if (!d || !d.set || !d.configurable) return;
     Object.defineProperty(proto, name, { ...d, set(v) { if (!frozen) d.set.call(this, v); } });
   };
   // Attributes and classes too (a tab shown by `hidden`, an item struck through by a class), and the
@@ -35,10 +35,22 @@
   setter(Element.prototype, 'className');
   setter(HTMLElement.prototype, 'hidden');
   setter(HTMLElement.prototype, 'title');
-  setter(CSSStyleDeclaration.prototype, 'cssText');
-  for (const name of ['display', 'visibility', 'opacity', 'transform', 'left', 'top', 'width', 'height',
-                      'color', 'background', 'backgroundColor', 'textDecoration']) {
-    setter(CSSStyleDeclaration.prototype, name);
+  // Style properties (el.style.display = ...) are named properties, not accessors, in Chromium: an
+  // element's style object is handed out behind a proxy that drops writes once frozen.
+  const proxies = new WeakMap();
+  for (const proto of [HTMLElement.prototype, SVGElement.prototype]) {
+    const d = Object.getOwnPropertyDescriptor(proto, 'style');
+    if (!d || !d.get || !d.configurable) continue;
+    Object.defineProperty(proto, 'style', { ...d, get() {
+      const style = d.get.call(this);
+      if (!proxies.has(style)) {
+        proxies.set(style, new Proxy(style, {
+          get: (target, prop) => { const v = target[prop]; return typeof v === 'function' ? v.bind(target) : v; },
+          set: (target, prop, value) => { if (!frozen) target[prop] = value; return true; },
+        }));
+      }
+      return proxies.get(style);
+    } });
   }
   setter(Element.prototype, 'innerHTML');
   setter(Element.prototype, 'outerHTML');

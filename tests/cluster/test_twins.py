@@ -58,6 +58,7 @@ PAGE = """<!DOCTYPE html>
     });
     document.getElementById('inc').addEventListener('click', () => {
       const c = document.getElementById('count'); c.textContent = String(Number(c.textContent) + 1);
+      c.style.fontWeight = 'bold';  // frameworks write styles as properties, not attributes
     });
     document.addEventListener('keydown', (e) => {
       const k = document.getElementById('keys');
@@ -86,6 +87,7 @@ async def _probe(page: Page) -> dict[str, Any]:
     out["flags"] = await page.text_content("#flags")
     await page.click("#inc")
     out["count"] = await page.text_content("#count")
+    out["bold"] = await page.evaluate("document.getElementById('count').style.fontWeight")
     before = await page.locator("#items li").count()
     await page.locator("#items li .del").first.click()
     out["deleted"] = before - await page.locator("#items li").count()
@@ -131,15 +133,15 @@ def results() -> dict[str, dict[str, Any]]:
 def test_the_original_works(results: dict[str, dict[str, Any]]) -> None:
     original = results["original"]
     assert original == {"items_at_load": 1, "after_enter": 2, "after_submit": 3, "checked": True, "flags": "1",
-                        "count": "1", "deleted": 1, "keys": "2", "typed": "typed", "errors": []}
+                        "count": "1", "bold": "bold", "deleted": 1, "keys": "2", "typed": "typed", "errors": []}
 
 
 @pytest.mark.parametrize(("operator", "broken"), [
     (Operator.ENTER_SWALLOWED, {"after_enter": 1, "after_submit": 1}),
     (Operator.CHECKBOX_DEAD, {"checked": False, "flags": "0"}),
-    (Operator.CLICK_THROWS, {"count": "0", "deleted": 0}),
-    (Operator.RENDER_FROZEN, {"after_enter": 1, "after_submit": 1, "flags": "0", "count": "0", "deleted": 0,
-                              "keys": "0"}),
+    (Operator.CLICK_THROWS, {"count": "0", "bold": "", "deleted": 0}),
+    (Operator.RENDER_FROZEN, {"after_enter": 1, "after_submit": 1, "flags": "0", "count": "0", "bold": "",
+                              "deleted": 0, "keys": "0"}),
     (Operator.DELETE_NOOP, {"deleted": 0}),
     (Operator.KEYS_SWALLOWED, {"keys": "0"}),
 ])

@@ -1,0 +1,36 @@
+"""`evalgrid calibrate` end to end on a slice of the suite: the real grid, Docker sandboxes, the default
+explorer and heuristic judge, with the targets the issue set (pairwise accuracy and AUC at least 0.95,
+CSS-removed twins scored lower, functional drift on aesthetic twins within 1.0)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from cluster.cli import main
+from tests.support import require_docker
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.docker]
+
+# Two apps of different stacks and inputs (a text-entry list, a keyboard game) and the operators that
+# break what they have; the full suite is `evalgrid calibrate` with no --apps.
+APPS = "cal-pantry-vanilla,cal-snake-vanilla"
+OPERATORS = "enter_swallowed,checkbox_dead,delete_noop,keys_swallowed,click_throws,css_removed,contrast_collapsed"
+
+
+def test_calibrate_meets_its_targets_on_a_slice(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    require_docker()
+    code = main(["calibrate", "--apps", APPS, "--operators", OPERATORS, "--run-dir", str(tmp_path / "cal"),
+                 "--scheduler", "local", "--no-progress", "--min-pairwise", "0.95", "--min-auc", "0.95"])
+    table = capsys.readouterr().out
+    calibration = json.loads((tmp_path / "cal" / "calibration.json").read_text())
+    assert code == 0, table
+    assert calibration["apps"] == 2 and not calibration["excluded"]
+    assert set(calibration["functional_per_operator"]) == {"enter_swallowed", "checkbox_dead", "delete_noop",
+                                                           "keys_swallowed", "click_throws"}
+    assert calibration["aesthetic_per_operator"]["css_removed"]["accuracy"] == 1.0
+    assert calibration["functional_drift_max"] <= 1.0
+    assert (tmp_path / "cal" / "calibrations" / f"{calibration['key']}.json").is_file()
+    assert "AUC (working vs broken)" in table
