@@ -27,11 +27,21 @@
   }
   const candidates = Array.from(document.querySelectorAll(selector)).concat(pointer)
     .sort((a, b) => (a.compareDocumentPosition(b) & Node.DOCUMENT_POSITION_FOLLOWING) ? -1 : 1);
-  for (const el of candidates) {
+  for (let el of candidates) {
     if (seen.has(el)) continue;
     seen.add(el);
+    // A checkbox or radio that is not rendered at all (display:none, styled through its label): its
+    // visible label is the control a person clicks.
+    const box = el.tagName === 'INPUT' && (el.type === 'checkbox' || el.type === 'radio');
+    if (box && el.getClientRects().length === 0) {
+      const label = el.closest('label') || (el.labels && el.labels[0]);
+      if (!label || seen.has(label) || label.getClientRects().length === 0) continue;
+      seen.add(label);
+      el = label;
+    }
     const r = el.getBoundingClientRect();
     const st = getComputedStyle(el);
+    // A custom checkbox hides its native input (tiny or transparent) but keeps it rendered.
     const hiddenInput = el.tagName === 'INPUT' && (el.type === 'checkbox' || el.type === 'radio') &&
       (r.width < 2 || r.height < 2 || st.opacity === '0');
     if (!hiddenInput && (r.width < 2 || r.height < 2 || st.visibility === 'hidden' || st.display === 'none' ||

@@ -20,7 +20,8 @@ from tests.support import app_artifact, app_query, with_browser
 
 pytestmark = pytest.mark.browser
 
-APPS = ("enter-list.html", "enter-dead.html", "key-game.html", "key-game-dead.html", "scripted-control.html")
+APPS = ("enter-list.html", "enter-dead.html", "key-game.html", "key-game-dead.html", "scripted-control.html",
+        "hidden-checkbox.html")
 
 
 @pytest.fixture(scope="module")
@@ -95,6 +96,16 @@ def test_a_control_known_only_by_its_listener_is_exercised(runs: dict[str, Any])
     assert clicks and clicks[0]["result"]["status"] == "changed"
     assert clicks[0]["result"]["effect"] == Effect.DOM
     assert "no_controls" not in _categories(verdict)
+
+
+def test_a_checkbox_styled_through_its_label_is_used_there_and_one_in_a_hidden_panel_is_not(
+        runs: dict[str, Any]) -> None:
+    trace, verdict = runs["hidden-checkbox.html"]
+    targets = [s["target"]["selector"] for s in trace if s["target"]]
+    assert not [t for t in targets if "beta" in t or "advanced" in t]
+    switch = [s for s in trace if s["target"] and s["target"]["tag"] == "label"]
+    assert switch and switch[0]["result"]["status"] == "changed"  # the theme text changed
+    assert verdict.functional == 8.0
 
 
 def test_every_step_carries_an_effect_class(runs: dict[str, Any]) -> None:
