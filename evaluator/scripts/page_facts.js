@@ -55,13 +55,15 @@
   const buttons = Array.from(document.querySelectorAll('button, input[type=button], input[type=submit]'))
     .filter(visible).slice(0, 50);
   const pageBg = b ? background(b) : null;
+  const most = (list, test) => list.filter(test).length * 2 >= list.length;
   const defaults = bodyStyle ? {
     font: /^("?Times New Roman"?|Times|serif|"?Liberation Serif"?|"?DejaVu Serif"?)$/i.test(bodyStyle.fontFamily.trim()),
     margin: bodyStyle.margin === '8px' && bodyStyle.padding === '0px',
     colors: bodyStyle.color === 'rgb(0, 0, 0)' && !!pageBg && pageBg.r === 255 && pageBg.g === 255 && pageBg.b === 255,
-    links: links.length ? links.every((a) => ['rgb(0, 0, 238)', 'rgb(85, 26, 139)'].includes(getComputedStyle(a).color)
-                                           && getComputedStyle(a).textDecorationLine === 'underline') : null,
-    buttons: buttons.length ? buttons.every((e) => {
+    // most, not all: a script that highlights the active tab with an inline style does not design a page
+    links: links.length ? most(links, (a) => ['rgb(0, 0, 238)', 'rgb(85, 26, 139)'].includes(getComputedStyle(a).color)
+                                        && getComputedStyle(a).textDecorationLine === 'underline') : null,
+    buttons: buttons.length ? most(buttons, (e) => {
       const st = getComputedStyle(e);
       return st.backgroundColor === 'rgb(239, 239, 239)' && st.borderTopStyle === 'outset';
     }) : null,
