@@ -1,6 +1,10 @@
 // Twin operator enter_swallowed: text entry does nothing. Enter in a text field never reaches the app,
 // and no form is ever submitted (by Enter or by its submit button).
 (() => {
+  // The twin's own key listeners must not make the page look keyboard-driven to the explorer
+  // (evaluator/scripts/listeners.js marks the window): the mark is restored after they are added.
+  const KEYS = Symbol.for('evalgrid.keys');
+  const marked = window[KEYS];
   const editable = (t) => t instanceof Element && t.matches('input, textarea, [contenteditable=""], [contenteditable=true]');
   const swallow = (e) => {
     if (e.key === 'Enter' && editable(e.target)) { e.stopImmediatePropagation(); e.preventDefault(); }
@@ -12,4 +16,5 @@
     if (t && t.form && (t.type === 'submit' || t.type === 'image')) { e.stopImmediatePropagation(); e.preventDefault(); }
   };
   window.addEventListener('click', click, true);
+  if (!marked) delete window[KEYS];
 })();

@@ -2,6 +2,10 @@
 // input, changes to the document's children, text, attributes, classes and inline styles are dropped
 // (field values still change: the browser, not the app, draws them).
 (() => {
+  // The twin's own key listeners must not make the page look keyboard-driven to the explorer
+  // (evaluator/scripts/listeners.js marks the window): the mark is restored after they are added.
+  const KEYS = Symbol.for('evalgrid.keys');
+  const marked = window[KEYS];
   let frozen = false;
   const freeze = () => { frozen = true; };
   for (const type of ['pointerdown', 'keydown']) window.addEventListener(type, freeze, true);
@@ -59,4 +63,5 @@
   setter(Node.prototype, 'textContent');
   setter(Node.prototype, 'nodeValue');
   setter(CharacterData.prototype, 'data');
+  if (!marked) delete window[KEYS];
 })();

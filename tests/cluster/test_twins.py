@@ -13,6 +13,7 @@ import pytest
 from playwright.async_api import Browser, Page
 
 from cluster.twins import AESTHETIC_OPERATORS, FUNCTIONAL_OPERATORS, Operator, make_twin
+from evaluator.probes import page_script
 from tests.support import with_browser
 
 PAGE = """<!DOCTYPE html>
@@ -221,3 +222,22 @@ def test_components_get_the_shim_first_and_operators_that_cannot_apply_say_so() 
     twin = make_twin(vue, Operator.KEYS_SWALLOWED)
     assert twin is not None and "<script setup>\n// Twin operator keys_swallowed" in twin
     assert make_twin("No code here, sorry.", Operator.CHECKBOX_DEAD) is None
+
+
+def test_a_twin_does_not_look_keyboard_driven_when_its_original_does_not() -> None:
+    """The shims' own key listeners would make the explorer press keys on the twin only (a biased pair)."""
+    quiet = ("```html\n<!DOCTYPE html><html><head><title>Quiet</title></head><body><button id='b'>Go</button>"
+             "<script>document.getElementById('b').addEventListener('click', () => {});</script></body></html>\n```\n")
+
+    async def scenario(browser: Browser) -> dict[str, str]:
+        out = {}
+        for name, answer in [("original", quiet)] + [(op.value, make_twin(quiet, op) or "") for op in Operator
+                                                     if op is not Operator.SCRIPTS_REMOVED]:
+            context = await browser.new_context()
+            await context.add_init_script(page_script("listeners"))
+            page = await context.new_page()
+            await page.set_content(answer.split("```html\n", 1)[1].split("```", 1)[0], wait_until="load")
+            out[name] = await page.evaluate(page_script("keyboard_driven"))
+            await context.close()
+        return out
+    assert set(with_browser(scenario).values()) == {""}
