@@ -54,18 +54,14 @@ version_ge() { [ "$(printf '%s\n%s\n' "$2" "$1" | sort -V | head -1)" = "$2" ]; 
 
 echo "evalgrid doctor (for make $purpose) on $(. /etc/os-release 2>/dev/null && echo "$PRETTY_NAME" || uname -s)"
 
-# Chromium: Debian's package; Playwright cannot download its own browser here.
-if command -v chromium >/dev/null 2>&1; then
-  line ok chromium "$(chromium --version 2>/dev/null | head -1 | awk '{print $1, $2}')"
-else
-  missing chromium chromium
-fi
+# A program from a Debian package: its version when present, else what `make setup` does about it.
+program() {  # program NAME PACKAGE VERSION-SHELL-COMMAND
+  if command -v "$1" >/dev/null 2>&1; then line ok "$1" "$(sh -c "$3" 2>/dev/null | head -1)"; else missing "$1" "$2"; fi
+}
 
-if command -v ffmpeg >/dev/null 2>&1; then
-  line ok ffmpeg "$(ffmpeg -version 2>/dev/null | head -1 | awk '{print $3}')"
-else
-  missing ffmpeg ffmpeg
-fi
+# Chromium: Debian's package; Playwright cannot download its own browser here.
+program chromium chromium "chromium --version | awk '{print \$1, \$2}'"
+program ffmpeg ffmpeg "ffmpeg -version | awk 'NR == 1 {print \$3}'"
 
 # The Docker engine: installed, running, and reachable by this user.
 if ! command -v dockerd >/dev/null 2>&1 && ! docker info >/dev/null 2>&1; then
@@ -115,17 +111,8 @@ else
   missing "node and npm" "nodejs and npm"
 fi
 
-if command -v debootstrap >/dev/null 2>&1; then
-  line ok debootstrap "$(dpkg-query -W -f '${Version}' debootstrap 2>/dev/null || echo present)"
-else
-  missing debootstrap debootstrap
-fi
-
-if command -v pulseaudio >/dev/null 2>&1; then
-  line ok pulseaudio "$(pulseaudio --version 2>/dev/null | awk '{print $2}')"
-else
-  missing pulseaudio pulseaudio
-fi
+program debootstrap debootstrap "dpkg-query -W -f '\${Version}' debootstrap || echo present"
+program pulseaudio pulseaudio "pulseaudio --version | awk '{print \$2}'"
 
 fonts="$(fc-list 2>/dev/null)"
 for font in "Noto Sans CJK:fonts-noto-cjk" "Noto Color Emoji:fonts-noto-color-emoji"; do
