@@ -117,7 +117,7 @@ program pulseaudio pulseaudio "pulseaudio --version | awk '{print \$2}'"
 fonts="$(fc-list 2>/dev/null)"
 for font in "Noto Sans CJK:fonts-noto-cjk" "Noto Color Emoji:fonts-noto-color-emoji"; do
   name="${font%%:*}"; package="${font##*:}"
-  if printf '%s' "$fonts" | grep -qi "$name"; then line ok "font" "$name"; else missing "font $name" "$package"; fi
+  if grep -qi "$name" <<<"$fonts"; then line ok "font" "$name"; else missing "font $name" "$package"; fi
 done
 
 # Python: the venv's must be the image's, since the worker image installs wheels the venv built.

@@ -78,6 +78,7 @@ EXCLUDED_BY: dict[Operator, str] = {Operator.RENDER_FROZEN: "canvas"}
 _FENCE = re.compile(r"^(?P<open>```+|~~~+)(?P<info>[^\n]*)\n(?P<body>.*?)^(?P=open)[ \t]*$", re.M | re.S)
 _HEAD = re.compile(r"<head\b[^>]*>", re.I)
 _HTML = re.compile(r"<html\b[^>]*>", re.I)
+_DOCTYPE = re.compile(r"<!doctype\b[^>]*>", re.I)
 _SCRIPT = re.compile(r"<script\b(?P<attrs>[^>]*)>(?P<body>.*?)</script\s*>", re.I | re.S)
 _STYLE = re.compile(r"<style\b[^>]*>.*?</style\s*>", re.I | re.S)
 _STYLESHEET_LINK = re.compile(r"<link\b[^>]*\brel\s*=\s*[\"']?stylesheet[^>]*>", re.I)
@@ -117,12 +118,12 @@ def make_twin(answer: str, operator: Operator) -> str | None:
 
 def _fence_kind(info: str, body: str) -> str | None:
     lang = (info.strip().split() or [""])[0].lower()
+    if lang == "vue" or (lang in ("html", "") and _SCRIPT_SETUP.search(body) and "<template" in body):
+        return "vue"  # an SFC fenced as html is still an SFC
     if lang in ("html", "htm") or (not lang and re.search(r"<(!doctype|html|head|body)\b", body, re.I)):
         return "html"
     if lang in ("jsx", "tsx", "javascript", "js", "typescript", "ts") and re.search(r"\bexport\s+default\b", body):
         return "module"
-    if lang == "vue" or (lang == "html" and _SCRIPT_SETUP.search(body)):
-        return "vue"
     return None
 
 
@@ -136,7 +137,8 @@ def _mutate(code: str, kind: str | None, operator: Operator) -> str | None:
     script = shim(operator)
     if kind == "html":
         tag = f"<script>\n{script}</script>\n"
-        head = _HEAD.search(code) or _HTML.search(code)
+        # never before a doctype: quirks mode would change the first screen
+        head = _HEAD.search(code) or _HTML.search(code) or _DOCTYPE.search(code)
         at = head.end() if head else 0
         return code[:at] + "\n" + tag + code[at:]
     # A module's imports are hoisted, so a statement placed first still runs before the app's own code.

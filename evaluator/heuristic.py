@@ -33,6 +33,7 @@ from evaluator.models import (
     Severity,
     Verdict,
 )
+from evaluator.observation import KEY_PROBE_REASON
 
 _NEAR_EMPTY_ELEMENTS = 12
 _NEAR_EMPTY_TEXT = 20
@@ -247,7 +248,8 @@ def _submissions(func: _Ledger, trace: list[dict[str, Any]]) -> None:
 
 def _keys(func: _Ledger, trace: list[dict[str, Any]]) -> None:
     """A page that listens for keys pressed on it, where no key press did anything (against an idle control)."""
-    presses = [s for s in trace if s["action"]["kind"] == "press" and s.get("target") is None]
+    presses = [s for s in trace if s["action"]["kind"] == "press" and s.get("target") is None
+               and s["action"].get("reason", "").startswith(KEY_PROBE_REASON)]
     if len(presses) >= 3 and all(s["result"]["status"] != "changed" for s in presses):
         keys = ", ".join(str(s["action"].get("text")) for s in presses)
         func.deduct("keys_ignored", f"the page listens for keys, but none of {len(presses)} presses ({keys}) "

@@ -88,6 +88,8 @@ class _Pending:
     """For a key press: the share of pixels that changed in an idle interval before it (None: not measured)."""
     idle_markup: bool = False
     """For a key press: the markup changed by itself in that idle interval."""
+    idle_seconds: float = 0.0
+    """For a key press: how long that idle interval lasted."""
 
 
 class Interaction:
@@ -190,7 +192,9 @@ class Interaction:
         if moving:
             # The page moves by itself: only a change well beyond the idle one is the key's, and markup only
             # if the markup kept still while idle.
-            visual = fraction > _IDLE_FACTOR * (idle or 0.0) + _IDLE_MARGIN
+            # the press's interval (pause, render wait, freeze) may be longer than the idle one: scale to it
+            longer = max(1.0, (time.time() - pending.start_wall) / max(pending.idle_seconds, 1e-3))
+            visual = fraction > _IDLE_FACTOR * (idle or 0.0) * longer + _IDLE_MARGIN
             markup = markup and not pending.idle_markup
             dom = markup or count
         else:
@@ -241,6 +245,10 @@ class Interaction:
             await self._perform(action, target, pending)
         except Exception as exc:  # noqa: BLE001 - an action that fails is an observation, not a crash
             pending.result = ActionResult(status=ResultStatus.FAILED, detail=f"{type(exc).__name__}: {exc}"[:300])
+        if pending.result is not None and pending.result.effect is None:
+            # decided before any measurement (could not act, typed text refused): classed all the same
+            effect = Effect.ERROR if pending.result.errors else Effect.NOTHING
+            pending.result = pending.result.model_copy(update={"effect": effect})
         pending.input_wall = self._input.last_input_wall
         if target is not None:
             self._exercised.add(target.selector)
@@ -250,6 +258,7 @@ class Interaction:
             left_to = self._page.url
             await self._page.goto(self._app_url, wait_until="load", timeout=10_000)
             pending.result = ActionResult(status=ResultStatus.NAVIGATED_AWAY, dom_changed=True,
+                                          effect=Effect.NAVIGATION,
                                           detail=f"the page navigated to {left_to[:200]}; evalgrid went back")
         return pending
 
@@ -347,8 +356,10 @@ class Interaction:
         pending.pre_facts = await effect_facts(page)
         if target is None:
             # The control: the same interval with no input. What the page did by itself is not the key's.
+            idle_started = time.time()
             await asyncio.sleep(self._config.action_pause_ms / 1000 + 0.25)
             idle_shot, idle_facts = await page.screenshot(**_SHOT), await effect_facts(page)
+            pending.idle_seconds = time.time() - idle_started
             pending.idle_fraction = changed_fraction(pending.pre_shot, idle_shot)
             pending.idle_markup = idle_facts["markup"] != pending.pre_facts["markup"]
             pending.pre_state, pending.pre_shot, pending.pre_facts = await state_signature(page), idle_shot, idle_facts

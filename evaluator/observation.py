@@ -137,6 +137,11 @@ class AgentSummary(_Wire):
     """One-paragraph assessment of the app's behaviour."""
 
 
+KEY_PROBE_REASON = "the page listens for keys"
+"""How the explorer's key presses on a keyboard-driven page begin their ``reason``: the judge charges
+``keys_ignored`` on these alone, not on a key another policy pressed for its own purpose."""
+
+
 class Action(_Wire):
     """One decision of a policy."""
 

@@ -14,7 +14,7 @@ from urllib.parse import urlsplit
 
 from evaluator.chat import ModelAccess
 from evaluator.models import AgentConfig, Query
-from evaluator.observation import Action, ActionKind, ElementInfo, Observation, ResultStatus
+from evaluator.observation import KEY_PROBE_REASON, Action, ActionKind, ElementInfo, Observation, ResultStatus
 from evaluator.registry import Registry
 
 
@@ -111,7 +111,7 @@ def explorer(*, config: AgentConfig, models: ModelAccess | None = None, query: Q
             memory.keys.append(key)
             memory.pressing, memory.last_selector = True, None
             return Action(kind=ActionKind.PRESS, text=key,
-                          reason=f"the page listens for keys ({observation.keyboard}): press {key}")
+                          reason=f"{KEY_PROBE_REASON} ({observation.keyboard}): press {key}")
         stagnant = len(memory.recent_states) == _STAGNATION_LIMIT and len(set(memory.recent_states)) == 1
         origin = _origin(observation.url)
         candidates = [(e, a) for e in _ordered(observation) if (a := _action_for(e, origin)) is not None]

@@ -3,7 +3,17 @@
 // and rows, and the visible text outside fields (to see whether typed text appeared elsewhere).
 () => {
   const b = document.body;
-  const s = location.href + '\u0002' + (b ? b.innerHTML : '');
+  // React mirrors a controlled field's value into its value attribute: strip it, or typing would count.
+  let html = '';
+  if (b) {
+    const clone = b.cloneNode(true);
+    for (const field of clone.querySelectorAll('input[value], textarea')) {
+      field.removeAttribute('value');
+      if (field.tagName === 'TEXTAREA') field.textContent = '';
+    }
+    html = clone.innerHTML;
+  }
+  const s = location.href + '\u0002' + html;
   let h1 = 0x811c9dc5, h2 = 0;
   for (let i = 0; i < s.length; i++) {
     h1 = Math.imul(h1 ^ s.charCodeAt(i), 16777619) >>> 0;

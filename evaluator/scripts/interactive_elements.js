@@ -9,8 +9,8 @@
   const seen = new Set();
   // Elements made clickable by script (divs with listeners): found by the listener itself (marked by
   // listeners.js, so a page without CSS still has them) or by the cursor:pointer that usually announces
-  // it. Only the outermost of such a subtree is a control, and a listener on a container most of the
-  // screen wide (a framework's root, delegating every event) is not one.
+  // it. A listener on a container most of the screen wide (a framework's root, delegating every event)
+  // is not a control.
   const CLICK = Symbol.for('evalgrid.click');
   const scripted = (el) => el[CLICK] === true || getComputedStyle(el).cursor === 'pointer';
   const pointer = [];
@@ -18,8 +18,12 @@
   for (let i = 0; i < all.length && i < 6000; i++) {
     const el = all[i];
     if (!scripted(el)) continue;
+    // The outermost pointer subtree is the control; a listener-only element (no pointer cursor) that
+    // delegates for pointer children (a board, a list) leaves them the controls.
     const parent = el.parentElement;
-    if (parent && parent !== document.body && scripted(parent)) continue;
+    if (parent && parent !== document.body && getComputedStyle(parent).cursor === 'pointer') continue;
+    if (getComputedStyle(el).cursor !== 'pointer' &&
+        Array.from(el.children).some((c) => getComputedStyle(c).cursor === 'pointer')) continue;
     if (el.closest(selector) || el.querySelector(selector)) continue;
     const box = el.getBoundingClientRect();
     if (el[CLICK] === true && box.width * box.height > 0.25 * innerWidth * innerHeight) continue;

@@ -44,7 +44,7 @@ function installProblems(lock, installed) {
     if (!where.startsWith("node_modules/") || entry.link) continue;
     const manifest = path.join(installed, where, "package.json");
     if (!fs.existsSync(manifest)) {
-      if (!entry.optional && !entry.dev) problems.push(`${where} (${entry.version}) is locked but not installed`);
+      if (!entry.optional && !entry.devOptional && !entry.dev) problems.push(`${where} (${entry.version}) is locked but not installed`);
       continue;
     }
     const found = readJson(manifest);

@@ -18,6 +18,7 @@ import pytest
 from evaluator.evidence import EvidenceBundle, EvidenceWriter
 from evaluator.heuristic import HeuristicJudge
 from evaluator.models import AgentConfig, Difficulty, Kind, Query, ToolVersions, Verdict
+from evaluator.observation import KEY_PROBE_REASON
 
 QUERY, DESKTOP, MOBILE = "query.json", "static/desktop-facts.json", "static/mobile-facts.json"
 TRACE, RESULT, CONSOLE = "interaction/trace.json", "interaction/result.json", "console.json"
@@ -357,9 +358,10 @@ DEFAULTS = {"font": True, "margin": True, "colors": True, "links": True, "button
 DESIGNED = {"font": False, "margin": False, "colors": False, "links": False, "buttons": False}
 
 
-def _press(n: int, key: str, status: str, selector: str | None = None) -> dict[str, Any]:
+def _press(n: int, key: str, status: str, selector: str | None = None, reason: str = KEY_PROBE_REASON
+           ) -> dict[str, Any]:
     step = _step(n, selector or "#page", status, kind="press")
-    step["action"]["text"] = key
+    step["action"].update(text=key, reason=f"{reason}: press {key}")
     if selector is None:
         step["target"] = None
     return step
@@ -389,6 +391,10 @@ def test_keys_ignored_needs_three_presses_and_none_effective(tmp_path: Path, fil
     assert _taken(_judge(tmp_path / "dead", files)) == [("keys_ignored", 2.0)]
     files[TRACE][-1] = _press(6, "Space", "changed")
     assert _taken(_judge(tmp_path / "alive", files)) == []
+    # keys another policy pressed for its own reasons (an LLM agent's Escape) are not a key probe
+    files[TRACE][-3:] = [_press(4 + i, key, "no_change", reason="close the dialog")
+                         for i, key in enumerate(("Escape", "Tab", "Escape"))]
+    assert _taken(_judge(tmp_path / "agent", files)) == []
 
 
 def test_unstyled_is_decided_from_computed_defaults_not_style_attributes(tmp_path: Path, files: Files) -> None:

@@ -16,7 +16,11 @@ def npm_bin(version: str) -> Path:
     if not npm.exists():
         subprocess.run(["npm", "install", "--prefix", str(prefix), "--no-audit", "--no-fund", "--loglevel=error",
                         f"npm@{version}"], check=True, capture_output=True, text=True, timeout=180)
-    found = subprocess.run([str(npm), "--version"], capture_output=True, text=True, check=True).stdout.strip()
-    if found != version:
-        raise RuntimeError(f"{npm} is npm {found}, not {version}")
+    found = subprocess.run([str(npm), "--version"], capture_output=True, text=True)
+    if found.returncode != 0 or found.stdout.strip() != version:
+        raise NpmUnsupportedError(f"npm {version} does not run on this host's Node: {found.stderr.strip()[:300]}")
     return npm.parent
+
+
+class NpmUnsupportedError(RuntimeError):
+    """This npm release does not run on the host's Node (npm 11 needs Node >= 20.17; bookworm has 18.20.4)."""
