@@ -208,8 +208,10 @@ class Interaction:
         else:
             changed = dom or visual
             detail = "" if changed else "nothing observable changed"
+        moved = facts.get("url") != before.get("url")
         effect = (Effect.ERROR if errors else Effect.TYPED_TEXT if typed else Effect.COUNT if count
-                  else Effect.DOM if markup else Effect.VISUAL if changed else Effect.NOTHING)
+                  else Effect.DOM if markup else Effect.NAVIGATION if moved and changed
+                  else Effect.VISUAL if changed else Effect.NOTHING)
         return ActionResult(status=ResultStatus.CHANGED if changed else ResultStatus.NO_CHANGE, dom_changed=dom,
                             visual_changed=visual, errors=errors, detail=detail, effect=effect,
                             idle_changed=moving)

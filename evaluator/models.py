@@ -139,8 +139,10 @@ class AgentConfig(_Identity):
     """Registered name of the agent policy."""
     options: dict[str, str | int | float | bool] = Field(default_factory=dict)
     """Policy-specific options (the ``llm`` policy's endpoint, model, temperature ...)."""
-    max_steps: int = Field(default=12, ge=0, le=200)
-    """Step budget for the interaction."""
+    max_steps: int = Field(default=20, ge=0, le=200)
+    """Step budget for the interaction. 20 by default: the explorer also submits typed text with Enter and
+    presses keys on keyboard-driven pages, and at 12 it ran out before reaching a typical app's later
+    controls (a list's checkboxes and delete buttons)."""
     seed: int = 0
     """Seed for the human-like input jitter."""
     typing_delay_ms: int = Field(default=35, ge=0, le=1000)

@@ -13,13 +13,13 @@
     }
     html = clone.innerHTML;
   }
-  const s = location.href + '\u0002' + html;
+  const s = html;  // not the URL: a form that reloads the page with its query string did nothing
   let h1 = 0x811c9dc5, h2 = 0;
   for (let i = 0; i < s.length; i++) {
     h1 = Math.imul(h1 ^ s.charCodeAt(i), 16777619) >>> 0;
     h2 = (h2 * 31 + s.charCodeAt(i)) >>> 0;
   }
   const items = b ? b.querySelectorAll('li, tr, [role=listitem], [role=row], [role=option]').length : 0;
-  return { markup: h1.toString(16) + h2.toString(16) + ':' + s.length, items,
+  return { markup: h1.toString(16) + h2.toString(16) + ':' + s.length, items, url: location.href,
            text: b ? b.innerText.slice(0, 20000) : '' };
 }
