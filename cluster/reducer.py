@@ -1,7 +1,8 @@
 """The reducer: all outcomes and verdicts of a sweep → tables and a :class:`Reduction`.
 
-Scoring follows the leaderboard's rule: judged runs count with their scores, non-assessable runs
-count as 0.0, infrastructure errors and timeouts are excluded and counted. Every interval
+Scoring follows the leaderboard's rule: judged runs count with their scores (an app's hang or crash is
+judged, functional 0.0), non-assessable runs count as 0.0, the machinery's failures (infrastructure errors
+and timeouts) are excluded, counted, and their per-candidate rate compared. Every interval
 resamples queries. Reading is one pass over the results log and one read per verdict file.
 """
 
@@ -21,7 +22,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from cluster import statistics as st
-from cluster.leaderboard import SampleReduce
+from cluster.leaderboard import SampleReduce, exclusion_warning, infra_error_rate
 from cluster.reduction import (
     Accessibility,
     Agreement,
@@ -38,7 +39,7 @@ from cluster.results import ResultsLog
 from cluster.sweep import Sweep, SweepSpec, load_sweep
 from evaluator.errors import ConfigError
 from evaluator.evidence import write_json_atomic
-from evaluator.models import ModelUsage, Outcome, OutcomeStatus, Query
+from evaluator.models import ModelUsage, Outcome, OutcomeStatus, Query, ReasonCode
 
 SLICES = ("domain", "leaf", "difficulty", "language_group", "kind", "variant")
 DIMENSIONS = ("functional", "aesthetic")
@@ -144,6 +145,8 @@ def reduce_rows(
         mine_scored = [r for r in mine if r.functional is not None]
         every = [r for r in all_rows if r.candidate_id == name]
         count = {s: sum(r.status == s.value for r in every) for s in OutcomeStatus}
+        failed = {code: sum(r.status == OutcomeStatus.JUDGED.value and r.reason_code == code.value for r in every)
+                  for code in (ReasonCode.APP_HANG, ReasonCode.APP_CRASH)}
         intervals: dict[str, Interval | None] = {"functional": None, "aesthetic": None, "overall": None}
         if mine_scored:
             values = {
@@ -157,7 +160,10 @@ def reduce_rows(
         summaries.append(CandidateSummary(
             rank=0, candidate_id=name, runs=len(every), judged=count[OutcomeStatus.JUDGED],
             non_assessable=count[OutcomeStatus.NON_ASSESSABLE], infra_error=count[OutcomeStatus.INFRA_ERROR],
-            timeout=count[OutcomeStatus.TIMEOUT], functional=intervals["functional"],
+            timeout=count[OutcomeStatus.TIMEOUT], hang=failed[ReasonCode.APP_HANG], crash=failed[ReasonCode.APP_CRASH],
+            infra_error_rate=infra_error_rate(len(every), count[OutcomeStatus.INFRA_ERROR],
+                                              count[OutcomeStatus.TIMEOUT]),
+            functional=intervals["functional"],
             aesthetic=intervals["aesthetic"], overall=intervals["overall"],
             pass_rate=(round(st.pass_rate([(float(r.functional or 0) + float(r.aesthetic or 0)) / 2
                                             for r in mine_scored], pass_threshold), 4) if mine_scored else None),
@@ -177,6 +183,7 @@ def reduce_rows(
         judge_agreement=_judge_agreement(verdicts, {r.evidence_key for r in rows if r.evidence_key}),
         human_agreement=_human_agreement(rows, verdicts, human_ratings), sample_reduce=sample_reduce,
         usage=_usage_totals(usage),
+        exclusion_warning=exclusion_warning({s.candidate_id: s.infra_error_rate for s in summaries}),
     )
 
 

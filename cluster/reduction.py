@@ -40,7 +40,7 @@ class RunRow(_Model):
     kind: str
     """static_presentation / interactive_application."""
     status: str
-    """judged / non_assessable / infra_error / timeout."""
+    """judged / non_assessable / infra_error / timeout (an app hang or crash: judged, reason app_hang / app_crash)."""
     reason_code: str
     """Classified reason of the outcome."""
     reason_detail: str
@@ -117,7 +117,13 @@ class CandidateSummary(_Model):
     infra_error: int
     """Runs lost to the infrastructure (excluded from means)."""
     timeout: int
-    """Runs that hit the time limit (excluded from means)."""
+    """Runs that hit the time limit for the machinery's reasons (excluded from means)."""
+    hang: int = 0
+    """Judged runs the app hung (functional 0, counted in the means)."""
+    crash: int = 0
+    """Judged runs the app crashed (functional 0, counted in the means)."""
+    infra_error_rate: float | None = None
+    """Share of the candidate's runs excluded as the machinery's (infra errors and timeouts)."""
     functional: Interval | None
     """Functional mean with its interval."""
     aesthetic: Interval | None
@@ -260,3 +266,5 @@ class Reduction(_Model):
     """How several samples of a (candidate, query, variant) cell became the cell's one score."""
     usage: list[ModelUsage] = Field(default_factory=list)
     """Model calls of the sweep per role, endpoint and model."""
+    exclusion_warning: str | None = None
+    """Set when the candidates' infra-error rates differ by more than 5 percentage points (a biased exclusion)."""

@@ -26,7 +26,7 @@ from evaluator.evidence import read_manifest, utc_now, write_json_atomic
 from evaluator.judges import create_judge
 from evaluator.keys import sha256_bytes
 from evaluator.models import JudgeConfig, Outcome, OutcomeReason, OutcomeStatus, ReasonCode
-from evaluator.run import StagePaths, judge_evidence
+from evaluator.run import StagePaths, judge_stored_evidence
 
 
 @dataclass
@@ -65,8 +65,10 @@ async def rejudge(run_dir: Path, judge: JudgeConfig, *, endpoints: dict[str, End
     models = ModelAccess(endpoints=endpoints, budget=budget, cache=ResponseCache(run_dir / "cache" / "chat"))
     paths = StagePaths(run_dir)
     result = RejudgeResult(judge_version=version)
-    todo = [o for o in directory.outcomes if o.status is OutcomeStatus.JUDGED and o.evidence_key
-            and read_manifest(paths.evidence(o.evidence_key)) is not None]
+    manifests = {o.run_key: manifest for o in directory.outcomes
+                 if o.status is OutcomeStatus.JUDGED and o.evidence_key
+                 and (manifest := read_manifest(paths.evidence(o.evidence_key))) is not None}
+    todo = [o for o in directory.outcomes if o.run_key in manifests]
     slots = asyncio.Semaphore(max(1, concurrency))
     done = 0
 
@@ -76,8 +78,10 @@ async def rejudge(run_dir: Path, judge: JudgeConfig, *, endpoints: dict[str, End
         async with slots:
             access = models.for_run()
             try:
-                verdict = await judge_evidence(judge, outcome.evidence_key, paths.evidence(outcome.evidence_key),
-                                               paths, access)
+                # A bundle the app cut short (hang, crash) is scored by the failure policy, the new judge
+                # giving the aesthetic verdict on its Static Perception.
+                verdict = await judge_stored_evidence(judge, outcome.evidence_key, manifests[outcome.run_key],
+                                                      paths.evidence(outcome.evidence_key), paths, access)
             except (JudgeOutputError, ModelRequestError) as exc:
                 result.failed.append(f"{outcome.run_key}: {exc}")
                 return outcome.model_copy(update={

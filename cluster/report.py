@@ -27,8 +27,9 @@ from urllib.parse import quote
 
 from pydantic import TypeAdapter, ValidationError
 
+from cluster.calibration_match import CalibrationMatch, find_calibration
 from cluster.reduction import Agreement, CandidateSummary, Interval, Pairwise, Reduction, RunRow, SliceCell
-from evaluator.models import EvidenceRef, FailureAttribution, Verdict
+from evaluator.models import EvidenceManifest, EvidenceRef, FailureAttribution, Verdict
 from evaluator.observation import StepRecord
 
 ASSET_FILES = ("style.css", "run.js")
@@ -78,7 +79,7 @@ def write_report(run_dir: Path, reduction: Reduction, runs: list[RunRow], out_di
         page = out_dir / "runs" / run_page_name(row.run_key)
         _write(page, _run_page(run_dir, row, page.parent))
     index = out_dir / "index.html"
-    _write(index, _index_page(reduction, ordered))
+    _write(index, _index_page(reduction, ordered, find_calibration(run_dir)))
     return index
 
 
@@ -190,7 +191,7 @@ def _table(table_id: str, caption: str, head: Sequence[str], rows: Iterable[str]
 # -------------------------------------------------------------------------------------- index page
 
 
-def _index_page(reduction: Reduction, runs: Sequence[RunRow]) -> str:
+def _index_page(reduction: Reduction, runs: Sequence[RunRow], calibration: CalibrationMatch) -> str:
     cands = reduction.candidates
     body = _template("index-body.html").substitute(
         sweep=_e(reduction.sweep),
@@ -198,7 +199,8 @@ def _index_page(reduction: Reduction, runs: Sequence[RunRow]) -> str:
         summary=_e(f"{len(cands)} candidates · {len(runs)} runs · pass threshold {reduction.pass_threshold:g} "
                    f"overall · intervals are 95% bootstrap intervals ({reduction.bootstrap_samples} resamples "
                    "of the queries)"),
-        leaderboard=_leaderboard_table(reduction),
+        leaderboard=_exclusion_warning(reduction) + _leaderboard_table(reduction),
+        calibration=_calibration_section(calibration),
         plot_overall=_plot_overall(cands, reduction.pass_threshold),
         heatmaps=_heatmaps(reduction),
         plot_failures=_plot_failures(cands),
@@ -226,12 +228,44 @@ def _leaderboard_table(reduction: Reduction) -> str:
             f'<td class="num">{_ci(c.functional)}</td><td class="num">{_ci(c.aesthetic)}</td>'
             f'<td class="num overall">{_ci(c.overall)}</td><td class="num">{rate}</td>'
             f'<td class="num">{c.runs}</td><td class="num">{c.judged}</td><td class="num">{c.non_assessable}</td>'
-            f'<td class="num">{c.infra_error}</td><td class="num">{c.timeout}</td><td class="num">{access}</td></tr>')
+            f'<td class="num">{c.hang}</td><td class="num">{c.crash}</td>'
+            f'<td class="num">{c.infra_error}</td><td class="num">{c.timeout}</td>'
+            f'<td class="num infra-rate">{_percent(c.infra_error_rate)}</td><td class="num">{access}</td></tr>')
     head = ["#", "candidate", "functional", "aesthetic", "overall", "pass rate", "runs", "judged",
-            "non-assessable", "infra error", "timeout", "accessibility"]
-    caption = ("Means on the 0–8 scale with 95% intervals. Non-assessable runs count as 0.0; infra errors "
-               f"and timeouts are excluded and counted. Pass: overall ≥ {reduction.pass_threshold:g}.")
+            "non-assessable", "hang", "crash", "infra error", "timeout", "infra-error rate", "accessibility"]
+    caption = ("Means on the 0–8 scale with 95% intervals. Non-assessable runs count as 0.0; an app's hang or "
+               "crash is judged with functional 0.0 (aesthetic from the Static Perception before it). Only the "
+               "machinery's failures (infra errors, machinery timeouts) are excluded and counted; the infra-error "
+               f"rate is their share of the runs. Pass: overall ≥ {reduction.pass_threshold:g}.")
     return _table("leaderboard", _e(caption), head, rows, "No candidate has an outcome yet.")
+
+
+def _percent(value: float | None) -> str:
+    return '<span class="na">—</span>' if value is None else f"{100 * value:.1f}%"
+
+
+def _exclusion_warning(reduction: Reduction) -> str:
+    if not reduction.exclusion_warning:
+        return ""
+    return (f'<p class="exclusion-warning" id="exclusion-warning" role="alert"><strong>Warning:</strong> '
+            f"{_e(reduction.exclusion_warning)}</p>")
+
+
+def _calibration_section(match: CalibrationMatch) -> str:
+    """The calibration of this sweep's judge and agent beside the leaderboard, or a line saying there is none."""
+    c = match.calibration
+    if c is None:
+        return f'<p class="empty" id="calibration-none">{_e(match.note)}</p>'
+    rows = [("functional pairwise accuracy (twin strictly below its original)",
+             _num(c.functional_pairwise_accuracy, 3)),
+            ("AUC, working apps vs functional twins", _num(c.auc, 3)),
+            ("aesthetic twin accuracy", _num(c.aesthetic_twin_accuracy, 3)),
+            ("largest functional drift on aesthetic twins", _num(c.functional_drift_max, 2)),
+            ("working apps", str(c.apps)),
+            *((f"pairs left out: {reason}", str(count)) for reason, count in c.excluded.items())]
+    body = "".join(f'<tr><th scope="row">{_e(name)}</th><td class="num">{value}</td></tr>' for name, value in rows)
+    return (f'<div class="table-wrap"><table id="calibration" data-key="{_e(c.key)}"><caption>{_e(match.note)}'
+            f"</caption><tbody>{body}</tbody></table></div>")
 
 
 def _plot_overall(cands: Sequence[CandidateSummary], threshold: float) -> str:
@@ -589,6 +623,7 @@ def _run_page(run_dir: Path, row: RunRow, page_dir: Path) -> str:
                                                      player="", main=main)
         return _page(title, "../assets", body)
 
+    notes.extend(_incomplete_note(bundle))
     steps = _load_steps(bundle, notes)
     step_numbers = {s.step for s in steps}
     cited = {ref.step for a in (verdict.attributions if verdict else []) for ref in a.evidence if ref.step is not None}
@@ -604,6 +639,22 @@ def _run_page(run_dir: Path, row: RunRow, page_dir: Path) -> str:
     body = _template("run-body.html").substitute(header=header, notes=_notes(notes), layout="run-grid",
                                                  player=f'<aside class="player">{_player(bundle)}</aside>', main=main)
     return _page(title, "../assets", body, ["run.js"])
+
+
+def _incomplete_note(bundle: _Bundle) -> list[str]:
+    """A bundle the app cut short says so (manifests before version 2 have no such field: complete)."""
+    data, problem = bundle.json("manifest.json")
+    if problem:
+        return [problem]
+    try:
+        cut = EvidenceManifest.model_validate(data).incomplete
+    except ValidationError as exc:
+        return [f"manifest.json does not match the manifest format: {_shorten(str(exc), 300)}"]
+    if cut is None:
+        return []
+    last = f"; the last screenshot is {cut.last_screenshot}" if cut.last_screenshot else ""
+    return [f"Incomplete evidence: the app's {cut.failure.value} during {cut.phase} after {cut.steps} step(s) "
+            f"stopped the run{last}. It is scored by the failure policy (functional 0)."]
 
 
 def _notes(notes: Sequence[str]) -> str:

@@ -225,7 +225,8 @@ async def run_sweep(
         executed = refused = 0
         # Infrastructure failures in a row are held back, not recorded: if they are the start of an
         # outage (the Docker engine gone, a full disk), the sweep stops and a re-run redoes them
-        # instead of leaving every remaining run marked infra_error.
+        # instead of leaving every remaining run marked infra_error. An app's hang or crash is a judged
+        # outcome (app_hang / app_crash), so a run of hostile apps never reads as an outage.
         held: list[Outcome] = []
 
         async def record(outcome: Outcome) -> None:

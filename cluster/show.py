@@ -11,6 +11,8 @@ from rich.markup import escape
 from rich.panel import Panel
 from rich.table import Table
 
+from evaluator.errors import EvidenceError
+from evaluator.evidence import read_manifest
 from evaluator.models import Outcome, Verdict
 
 
@@ -30,7 +32,18 @@ def run_panel(run_dir: Path, outcome: Outcome) -> RenderableType:
     if bundle is not None:
         query = _json(bundle / "query.json") or {}
         header.add_row("brief", escape(str(query.get("brief", ""))))
-        header.add_row("video", str(bundle / "interaction" / "video.mp4"))
+        video = bundle / "interaction" / "video.mp4"
+        header.add_row("video", str(video) if video.is_file() else "none")
+        try:
+            manifest = read_manifest(bundle)
+        except EvidenceError as exc:
+            manifest = None
+            header.add_row("evidence", escape(str(exc)[:300]))
+        if manifest is not None and manifest.incomplete is not None:
+            cut = manifest.incomplete
+            last = f"; last screenshot {cut.last_screenshot}" if cut.last_screenshot else ""
+            header.add_row("evidence", f"[bold]incomplete[/]: the app's {cut.failure.value} during "
+                                       f"{escape(cut.phase)} after {cut.steps} step(s){escape(last)}")
     if outcome.verdict_key:
         verdict = Verdict.model_validate_json((run_dir / "verdicts" / f"{outcome.verdict_key}.json").read_text())
         header.add_row("scores", f"functional {verdict.functional:.1f} / 8, aesthetic {verdict.aesthetic:.1f} / 8")

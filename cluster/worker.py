@@ -1,10 +1,18 @@
 """One worker: executes runs one after another on its own browser, in a sandbox or on loopback.
 
 The same :class:`RunWorker` serves the in-process scheduler and the Ray ``SandboxWorker`` actors.
-It owns the policy for a single run's failures: a run that exceeds its time limit ends as
-``timeout`` and the sandbox is thrown away (a hung browser cannot be trusted with the next run); an
-infrastructure failure (container gone, browser crashed) is retried on a fresh sandbox up to the
-attempt limit; the app's own failures never get here, they are outcomes of :func:`execute_run`.
+It owns the policy for a single run's failures, and tells the app's from the machinery's:
+
+- a run that exceeds its time limit is probed (:mod:`evaluator.hang`) before it is cancelled. If the app's
+  page does not answer while the browser does, it is the app's **hang**: the evidence up to it is committed
+  (marked incomplete) and scored by the failure policy (``judged``, ``app_hang``, functional 0). Otherwise
+  it is the machinery's ``timeout``, excluded from the means. Either way the sandbox is thrown away (a hung
+  browser cannot be trusted with the next run), and neither is retried;
+- an infrastructure failure (container gone, browser crashed) is retried on a fresh sandbox up to the
+  attempt limit. When the browser died under the app, a control page (:mod:`evaluator.control`) is run on
+  the fresh sandbox first: if it passes and the app kills the sandbox again, it is the app's **crash**
+  (``judged``, ``app_crash``, functional 0, from the last attempt's evidence); otherwise ``infra_error``;
+- the app's other failures never get here, they are outcomes of :func:`execute_run`.
 """
 
 from __future__ import annotations
@@ -29,6 +37,7 @@ from evaluator.browser import launch_browser
 from evaluator.budget import Budget
 from evaluator.chat import Endpoint, ModelAccess, ResponseCache
 from evaluator.context_pool import ContextPool
+from evaluator.control import ControlCheck, run_control_page
 from evaluator.errors import (
     BrowserUnavailableError,
     BudgetExhaustedError,
@@ -43,7 +52,9 @@ from evaluator.errors import (
     WorkerStartError,
 )
 from evaluator.evidence import utc_now
-from evaluator.models import Outcome, OutcomeReason, OutcomeStatus, ReasonCode, RunSpec
+from evaluator.hang import probe_hang
+from evaluator.models import AppFailure, HangProbe, Outcome, OutcomeReason, OutcomeStatus, ReasonCode, RunSpec
+from evaluator.progress import RunProgress
 from evaluator.run import StagePaths, execute_run, failed_outcome
 from evaluator.sandbox import LOOPBACK, AppHost
 
@@ -233,16 +244,24 @@ class RunWorker:
             return _noop_outcome(spec)
         limit = self.settings.run_timeout_s
         code, detail = ReasonCode.INTERNAL_ERROR, ""
+        # Set when an attempt's browser died under the app and a control page then passed on the fresh
+        # sandbox: if the next attempt dies the same way, the app is what kills sandboxes (its crash).
+        control: ControlCheck | None = None
+        broken = ""  # a control page that failed: the machinery, not the app, is what fails these attempts
         for attempt in range(1, self.settings.max_attempts + 1):
+            progress = RunProgress()
+            browser: Browser | None = None
             try:
                 browser = await self._backend.browser()
                 contexts = await self._contexts_on(browser)
                 run = asyncio.ensure_future(execute_run(spec, browser=browser, paths=self._paths, attempt=attempt,
                                                         host=self._backend.host, models=self._models,
-                                                        contexts=contexts))
+                                                        contexts=contexts, progress=progress))
                 ended = await _until_done_or_disconnected(run, browser, limit)
                 if ended == "done":
                     return run.result()
+                # Whose timeout is it? Asked before the run is cancelled: its page must still be there.
+                probe = await probe_hang(browser, origin=progress.origin) if ended == "timeout" else None
                 # Either way the run is abandoned: it gets a bounded moment to unwind (a call into a
                 # dead or hung browser may never return), and its sandbox is thrown away.
                 run.cancel()
@@ -250,11 +269,18 @@ class RunWorker:
                 run.add_done_callback(_retrieve)
                 if ended == "disconnected":
                     raise InfrastructureError("the browser's connection dropped during the run (sandbox gone?)")
-                # An app that hangs the run is a result about the app, not a reason to retry.
+                assert probe is not None  # ended == "timeout"
+                if probe.app_hung and progress.commit_incomplete is not None:
+                    # The app's hang is a result about the app: scored from the evidence up to it, not retried.
+                    outcome = await self._app_failure(spec, browser, progress, attempt, AppFailure.HANG,
+                                                      f"the run exceeded its {limit:.0f} s limit: {probe.detail}",
+                                                      probe)
+                    return outcome.model_copy(update={"duration_s": round(time.monotonic() - started, 3)})
                 await self._recover("run timed out")
                 return failed_outcome(spec, OutcomeStatus.TIMEOUT, ReasonCode.RUN_TIMEOUT,
-                                      f"the run exceeded its {limit:.0f} s limit", attempts=attempt,
-                                      duration_s=time.monotonic() - started)
+                                      f"the run exceeded its {limit:.0f} s limit, and the hang probe did not find "
+                                      f"the app's page busy beside a healthy browser: {probe.detail}",
+                                      attempts=attempt, duration_s=time.monotonic() - started)
             except BudgetExhaustedError as exc:
                 # Not an outcome: the run waits for a larger budget (its paid calls so far are cached).
                 return failed_outcome(spec, OutcomeStatus.DEFERRED, ReasonCode.BUDGET_EXHAUSTED, str(exc),
@@ -277,9 +303,61 @@ class RunWorker:
             except Exception as exc:  # noqa: BLE001 - a bug or a dead browser costs one run, not the sweep
                 code = ReasonCode.INTERNAL_ERROR
                 detail = f"{type(exc).__name__}: {exc}\n{traceback.format_exc(limit=6)}"
+            # The app was running when its browser died: its sandbox was killed under it (or died on its own).
+            killed = browser is not None and not browser.is_connected() and progress.commit_incomplete is not None
+            if killed and control is not None and control.passed and browser is not None:
+                outcome = await self._app_failure(
+                    spec, browser, progress, attempt, AppFailure.CRASH,
+                    f"each of {attempt} attempts killed its sandbox (the last: {code.value}: "
+                    f"{(detail.splitlines() or [''])[0][:300]}); before the last, {control.detail} on a fresh one",
+                    None)
+                return outcome.model_copy(update={"duration_s": round(time.monotonic() - started, 3)})
             await self._recover(detail.splitlines()[0] if detail else code.value)
+            last = attempt == self.settings.max_attempts
+            control = await self._control_page() if killed and not last else None
+            if control is not None and not control.passed:
+                broken = f"after attempt {attempt}, {control.detail} on a fresh sandbox: the machinery's failure"
+        if broken:
+            detail = f"{broken}\nlast attempt: {detail}"
         return failed_outcome(spec, OutcomeStatus.INFRA_ERROR, code, detail, attempts=self.settings.max_attempts,
                               duration_s=time.monotonic() - started)
+
+    async def _app_failure(self, spec: RunSpec, browser: Browser, progress: RunProgress, attempt: int,
+                           failure: AppFailure, detail: str, probe: HangProbe | None) -> Outcome:
+        """Commit the evidence up to the app's hang or crash, replace the sandbox, and score the evidence.
+
+        The run is executed again from its stored stages: it finds the bundle committed and marked
+        incomplete, so it touches no browser (``browser`` is only passed along) and only judges (the failure
+        policy's verdict). The sandbox goes first: a spinning page must not hold a core while it is judged.
+        """
+        assert progress.commit_incomplete is not None and self._backend is not None  # checked by the caller
+        started = time.monotonic()
+        try:
+            try:
+                await asyncio.to_thread(progress.commit_incomplete, failure, detail, probe)
+            finally:
+                await self._recover(f"the app's {failure.value}")
+            return await asyncio.wait_for(
+                execute_run(spec, browser=browser, paths=self._paths, attempt=attempt, host=self._backend.host,
+                            models=self._models), self.settings.run_timeout_s)
+        except BudgetExhaustedError as exc:
+            return failed_outcome(spec, OutcomeStatus.DEFERRED, ReasonCode.BUDGET_EXHAUSTED, str(exc),
+                                  attempts=attempt, duration_s=time.monotonic() - started)
+        except Exception as exc:  # noqa: BLE001 - scoring a failure must not fail the sweep; the run is recorded
+            code = ReasonCode.MODEL_UNAVAILABLE if isinstance(exc, ModelUnavailableError) else ReasonCode.INTERNAL_ERROR
+            return failed_outcome(spec, OutcomeStatus.INFRA_ERROR, code,
+                                  f"the app's {failure.value} ({detail[:300]}) could not be scored: "
+                                  f"{type(exc).__name__}: {exc}", attempts=attempt,
+                                  duration_s=time.monotonic() - started)
+
+    async def _control_page(self) -> ControlCheck:
+        """The control page on the (fresh) sandbox; a sandbox that cannot even start fails it."""
+        assert self._backend is not None  # only called from _execute, which checked it
+        try:
+            browser = await asyncio.wait_for(self._backend.browser(), 120)
+        except (InfrastructureError, TimeoutError) as exc:
+            return ControlCheck(False, f"the fresh sandbox did not start ({type(exc).__name__}: {str(exc)[:300]})")
+        return await run_control_page(browser, self._backend.host)
 
     async def _publish(self, outcome: Outcome) -> Outcome:
         """Upload the run's stages before its outcome leaves the worker (the driver records it next)."""

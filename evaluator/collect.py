@@ -16,6 +16,7 @@ from typing import Any
 
 from playwright.async_api import Browser
 from playwright.async_api import Error as PlaywrightError
+from playwright.async_api import TimeoutError as PlaywrightTimeoutError
 
 from evaluator.chat import ModelAccess
 from evaluator.console import PageLog
@@ -25,12 +26,25 @@ from evaluator.environment import web_environment
 from evaluator.errors import BudgetExhaustedError, InfrastructureError, ModelRequestError
 from evaluator.evidence import EvidenceWriter
 from evaluator.freeze import FreezeController
+from evaluator.hang import browser_answers, probe_hang
 from evaluator.interaction import Interaction
 from evaluator.keys import COLLECTOR_VERSION
-from evaluator.models import AgentConfig, Artifact, BuildReport, EvidenceManifest, Query, Stack, ToolVersions
+from evaluator.models import (
+    AgentConfig,
+    AppFailure,
+    Artifact,
+    BuildReport,
+    EvidenceManifest,
+    HangProbe,
+    IncompleteEvidence,
+    Query,
+    Stack,
+    ToolVersions,
+)
 from evaluator.observation import AgentSummary
 from evaluator.perception import perceive
 from evaluator.policies import policies
+from evaluator.progress import RunProgress
 from evaluator.sandbox import BUILD_OUTPUT, LOOPBACK, AppHost
 from evaluator.screencast import ScreenRecorder, ffmpeg_version
 from evaluator.soundtrack import AudioCapture, AudioRecorder, AudioSource, mux_audio
@@ -46,6 +60,7 @@ def _package_version(name: str) -> str:
 async def collect_evidence(
     *, browser: Browser, artifact: Artifact, query: Query, agent: AgentConfig, bundle_dir: Path, evidence_key: str,
     host: AppHost = LOOPBACK, models: ModelAccess | None = None, contexts: ContextPool | None = None,
+    progress: RunProgress | None = None,
 ) -> EvidenceManifest:
     """Collect and commit the evidence bundle of ``artifact`` under ``bundle_dir``.
 
@@ -54,6 +69,10 @@ async def collect_evidence(
     next run's once this run's app has stopped; without, they are made when needed.
     An app that crashes or wedges its tab during Static Perception still yields a bundle: it records
     ``static/failure.json`` and no interaction.
+    An app whose page stops answering during the interaction (an action times out, and the hang probe finds
+    its main thread busy beside a healthy browser) yields a bundle committed as incomplete: the app's hang.
+    ``progress`` gets the app's origin and a way to commit the bundle as it stands (for the worker, when the
+    app hangs or kills the run before the end).
     """
     if contexts is None:
         contexts = ContextPool(browser)
@@ -74,12 +93,42 @@ async def collect_evidence(
     recorder: ScreenRecorder | None = None
     interaction: Interaction | None = None
     failure: dict[str, str] | None = None
+    hung: HangProbe | None = None
     sound = _Soundtrack(host.audio, writer.path("interaction/.audio.wav"))
     requests: list[dict[str, str]] = []
     build: BuildReport | None = None
+
+    def commit_incomplete(cause: AppFailure, detail: str, probe: HangProbe | None) -> EvidenceManifest:
+        """The evidence up to the app's hang or crash, committed and marked incomplete (no video)."""
+        trace = list(interaction.trace) if interaction is not None else []
+        perceived = phase["name"] == "interaction"
+        if not perceived and not writer.path("static/failure.json").exists():
+            writer.write_json("static/failure.json", {"phase": phase["name"], "error": detail})
+        shots = sorted((bundle_dir / "interaction" / "steps").glob("*.jpg"))
+        last = (shots[-1].relative_to(bundle_dir).as_posix() if shots else
+                "static/desktop-viewport.png" if (bundle_dir / "static" / "desktop-viewport.png").is_file() else None)
+        writer.write_json("interaction/trace.json", [s.model_dump(mode="json") for s in trace])
+        writer.write_json("interaction/frames.json", recorder.timeline() if recorder is not None else [])
+        writer.write_json("interaction/result.json", {
+            "ended_by": cause.value, "error": detail, "coverage": None, "steps": len(trace),
+            "video_duration_s": 0.0, "frames": recorder.frame_count if recorder is not None else 0,
+            "wall_duration_s": 0.0, "console_entries_dropped": log.dropped,
+            "audio": {"track": False, "note": f"no video: the app's {cause.value} cut the run short"}})
+        writer.write_json("agent_summary.json", interaction.fallback_summary(detail) if interaction is not None
+                          else _no_summary(detail))
+        incomplete = IncompleteEvidence(failure=cause, phase=phase["name"], detail=detail[:2000], steps=len(trace),
+                                        last_screenshot=last, probe=probe)
+        return _finish(writer, artifact, agent, browser, host, evidence_key, timings, log, blocked, server_log,
+                       requests, build, started, video_time=lambda wall: None, incomplete=incomplete)
+
+    if progress is not None:
+        progress.commit_incomplete = commit_incomplete
     async with host.serve(bundle_dir / "source", server_log, requests) as origin:
+        if progress is not None:
+            progress.origin = origin
         url = f"{origin}/{artifact.entrypoint}"
         if artifact.stack in (Stack.COMPONENT, Stack.PROJECT):
+            phase["name"] = "build"
             mark = time.monotonic()
             build, build_log = await host.build(artifact.stack, artifact.entrypoint)
             timings["build"] = time.monotonic() - mark
@@ -97,7 +146,7 @@ async def collect_evidence(
                                                blocked=blocked, phase=phase, timings=timings,
                                                confine=host.mirror is None)
             except PlaywrightError as exc:
-                if not browser.is_connected():
+                if not await browser_answers(browser):
                     raise InfrastructureError(f"the browser died during Static Perception: {exc}") from exc
                 # The app crashed or wedged its own tab before it could be seen: a result about the app
                 # (the judge scores it as a render failure), not a reason to retry.
@@ -123,10 +172,15 @@ async def collect_evidence(
                 except Exception as exc:  # noqa: BLE001 - a page that crashes mid-run is evidence about the app
                     if isinstance(exc, (InfrastructureError, BudgetExhaustedError, ModelRequestError)):
                         raise  # the machinery or the agent's model failed, not the app
-                    if not browser.is_connected():
+                    if not await browser_answers(browser):
                         raise InfrastructureError(f"the browser died during the interaction: {exc}") from exc
                     error = f"{type(exc).__name__}: {str(exc)[:500]}"
                     coverage, ended_by = None, "page_failure"
+                    if isinstance(exc, PlaywrightTimeoutError):
+                        # An action that timed out on a page whose main thread no longer answers is the
+                        # app's hang, whichever timer noticed first (this one, or the run's limit).
+                        probe = await probe_hang(browser, origin=origin)
+                        hung = probe if probe.app_hung else None
                     summary = interaction.fallback_summary(error) if interaction is not None else _no_summary(error)
                 if recorder is not None:
                     try:
@@ -142,6 +196,8 @@ async def collect_evidence(
                     pass  # a crashed tab's context; the browser itself is checked by the caller
     # The app has stopped (its processes too, in a sandbox): the browser is free for the next run's contexts.
     contexts.prepare()
+    if hung is not None:
+        return commit_incomplete(AppFailure.HANG, f"an action timed out ({error}) and {hung.detail}", hung)
 
     if failure is not None:
         writer.write_json("static/failure.json", failure)
@@ -241,8 +297,10 @@ class _Soundtrack:
 def _finish(writer: EvidenceWriter, artifact: Artifact, agent: AgentConfig, browser: Browser, host: AppHost,
             evidence_key: str, timings: dict[str, float], log: PageLog, blocked: list[str], server_log: list[str],
             requests: list[dict[str, str]], build: BuildReport | None, started: float, *,
-            video_time: Callable[[float], float | None]) -> EvidenceManifest:
-    """Write the console, network and server logs, then commit the bundle with its manifest.
+            video_time: Callable[[float], float | None], incomplete: IncompleteEvidence | None = None,
+            ) -> EvidenceManifest:
+    """Write the console, network and server logs, then commit the bundle with its manifest
+    (``incomplete``: marked as cut short by the app).
 
     ``blocked`` are the external requests the driver refused; ``requests`` the mirror's record of the
     ones that reached it: served from the mirror, missed (a CDN URL it has no file for) or refused.
@@ -263,5 +321,5 @@ def _finish(writer: EvidenceWriter, artifact: Artifact, agent: AgentConfig, brow
             browser=f"chromium {browser.version}", playwright=_package_version("playwright"),
             ffmpeg=ffmpeg_version(), sandbox=host.label,
         ),
-        build=build, web=web_environment(host.mirror or []),
+        build=build, web=web_environment(host.mirror or []), incomplete=incomplete,
     )

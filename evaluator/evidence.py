@@ -1,7 +1,10 @@
 """Evidence bundles: written incrementally, committed by writing ``manifest.json`` last.
 
-A bundle without a manifest is partial (the ``INCOMPLETE`` marker says since when); a bundle with a
-manifest is complete, and :func:`verify_bundle` checks every file against its recorded hash.
+A bundle without a manifest is partial (the ``INCOMPLETE`` marker says since when) and is collected
+again. A bundle with a manifest is committed, and :func:`verify_bundle` checks every file against its
+recorded hash. A committed bundle is complete unless its manifest's ``incomplete`` says the app hung or
+crashed the run: then it is the evidence up to that point, kept (collecting again would hang again) and
+scored by the failure policy (:mod:`evaluator.failure_policy`), never judged as if complete.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from evaluator.models import (
     BuildReport,
     EvidenceFile,
     EvidenceManifest,
+    IncompleteEvidence,
     ToolVersions,
     WebEnvironment,
 )
@@ -87,8 +91,13 @@ class EvidenceWriter:
     def commit(
         self, *, evidence_key: str, artifact_key: str, agent: AgentConfig, tools: ToolVersions,
         timings: dict[str, float], build: BuildReport | None = None, web: WebEnvironment | None = None,
+        incomplete: IncompleteEvidence | None = None,
     ) -> EvidenceManifest:
-        """Hash every file, write the manifest last, and drop the INCOMPLETE marker."""
+        """Hash every file, write the manifest last, and drop the INCOMPLETE marker.
+
+        ``incomplete``: the app hung or crashed the run; the manifest records it, and the bundle is committed
+        as the evidence up to that point.
+        """
         files = []
         for file in sorted(p for p in self.root.rglob("*") if p.is_file()):
             rel = file.relative_to(self.root).as_posix()
@@ -99,7 +108,7 @@ class EvidenceWriter:
         manifest = EvidenceManifest(
             evidence_key=evidence_key, artifact_key=artifact_key, agent=agent, tools=tools,
             files=files, timings={k: round(v, 3) for k, v in timings.items()}, created_at=utc_now(),
-            build=build, web=web,
+            build=build, web=web, incomplete=incomplete,
         )
         write_json_atomic(self.root / MANIFEST, manifest)
         (self.root / INCOMPLETE).unlink(missing_ok=True)
@@ -107,7 +116,10 @@ class EvidenceWriter:
 
 
 def read_manifest(root: Path) -> EvidenceManifest | None:
-    """The bundle's manifest, or ``None`` when the bundle is missing or partial."""
+    """The bundle's manifest, or ``None`` when the bundle is missing or partial (not committed).
+
+    A committed bundle the app cut short has a manifest too; its ``incomplete`` says so.
+    """
     path = root / MANIFEST
     if not path.is_file() or (root / INCOMPLETE).exists():
         return None
@@ -130,12 +142,19 @@ def verify_bundle(root: Path) -> EvidenceManifest:
 
 
 class EvidenceBundle:
-    """Read side of a committed bundle: what judges see. Reading never touches a browser."""
+    """Read side of a committed bundle: what judges see. Reading never touches a browser.
 
-    def __init__(self, root: Path) -> None:
+    A bundle the app cut short (``manifest.incomplete``) is refused unless ``allow_incomplete``: a judge
+    must not score the evidence up to a hang as if it were the whole run (the failure policy reads it).
+    """
+
+    def __init__(self, root: Path, *, allow_incomplete: bool = False) -> None:
         manifest = read_manifest(root)
         if manifest is None:
             raise EvidenceError(f"{root} is not a committed evidence bundle (no manifest, or marked INCOMPLETE)")
+        if manifest.incomplete is not None and not allow_incomplete:
+            raise EvidenceError(f"{root} stops at the app's {manifest.incomplete.failure.value} "
+                                f"({manifest.incomplete.detail[:200]}); score it with evaluator.failure_policy")
         self.root = root
         self.manifest = manifest
 

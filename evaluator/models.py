@@ -12,6 +12,9 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 SCHEMA_VERSION = 1
+MANIFEST_VERSION = 2
+"""Evidence manifests: 2 adds ``incomplete`` (a bundle committed short of its end by the app's hang or crash);
+version-1 manifests are read as complete bundles."""
 
 _ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"
 Identifier = Annotated[str, Field(pattern=_ID_PATTERN)]
@@ -292,11 +295,59 @@ class WebEnvironment(_Record):
     """``Math.random`` is a seeded generator, reset for every document."""
 
 
-class EvidenceManifest(_Record):
-    """Index of a committed evidence bundle; written last, so its presence means complete."""
+class AppFailure(StrEnum):
+    """How an app can stop a run before its evidence is complete: both are the app's failure, scored."""
 
-    version: int = SCHEMA_VERSION
-    """Format version."""
+    HANG = "hang"
+    """The page's main thread stopped answering while the browser still did."""
+    CRASH = "crash"
+    """Every attempt with the artifact killed a fresh sandbox, and a control page passed between them."""
+
+
+class HangProbe(_Record):
+    """What the hang probe saw when a run hit its time limit: whose the timeout is."""
+
+    browser_answered: bool
+    """The browser answered the DevTools protocol (``Browser.getVersion``) in time."""
+    control_answered: bool
+    """A new blank page in a new context of the same browser ran a script in time."""
+    busy_pages: list[str] = Field(default_factory=list)
+    """URLs of the run's pages whose main thread did not run ``1`` in time."""
+    answering_pages: list[str] = Field(default_factory=list)
+    """URLs of the run's pages that did."""
+    timeout_s: float = Field(ge=0.0)
+    """How long each check could take."""
+    detail: str = ""
+    """What failed, for a person."""
+
+    @property
+    def app_hung(self) -> bool:
+        """Only a busy page beside a healthy browser is the app's hang; anything else is the machinery's."""
+        return self.browser_answered and self.control_answered and bool(self.busy_pages)
+
+
+class IncompleteEvidence(_Record):
+    """Why a committed bundle stops short of the end: the app hung or crashed the run. It holds what came before."""
+
+    failure: AppFailure
+    """The app's failure that stopped the collection."""
+    phase: str
+    """What was under way (``load``, ``mobile``, ``interaction`` ...)."""
+    detail: str
+    """What happened, for a person."""
+    steps: int = Field(default=0, ge=0)
+    """Interaction steps recorded before it."""
+    last_screenshot: str | None = None
+    """The last screenshot taken before it (a bundle file), when there is one."""
+    probe: HangProbe | None = None
+    """The hang probe's findings (hangs only)."""
+
+
+class EvidenceManifest(_Record):
+    """Index of a committed evidence bundle; written last. Complete unless ``incomplete`` says why not."""
+
+    version: int = MANIFEST_VERSION
+    """Format version (see :data:`MANIFEST_VERSION`)."""
     evidence_key: str
     """Content key: hash of artifact key, agent config, sandbox image and collector version."""
     artifact_key: str
@@ -315,6 +366,8 @@ class EvidenceManifest(_Record):
     """The build of a component or project answer; ``None`` for answers served as they are."""
     web: WebEnvironment | None = None
     """The frozen web environment of the run."""
+    incomplete: IncompleteEvidence | None = None
+    """Set when the app hung or crashed the run: the bundle holds the evidence up to that point (version 2)."""
 
 
 # --------------------------------------------------------------------------------- verdict
@@ -431,9 +484,14 @@ class OutcomeStatus(StrEnum):
     """How a run ended; every run ends with exactly one."""
 
     JUDGED = "judged"
+    """Scored: a verdict, or the failure policy's for an app that hung or crashed (reason ``app_hang`` /
+    ``app_crash``, functional 0)."""
     NON_ASSESSABLE = "non_assessable"
+    """The answer held nothing runnable: scored 0.0 on both dimensions."""
     INFRA_ERROR = "infra_error"
+    """The machinery failed: excluded from the means and counted."""
     TIMEOUT = "timeout"
+    """The run hit its time limit and the hang probe did not find the app's page busy: the machinery's, excluded."""
     DEFERRED = "deferred"
     """Not final: the sweep's budget was reached first. Never recorded; the next invocation redoes the run."""
 
@@ -454,6 +512,8 @@ class ReasonCode(StrEnum):
     BROWSER_CRASHED = "browser_crashed"
     ENCODER_FAILED = "encoder_failed"
     RUN_TIMEOUT = "run_timeout"
+    APP_HANG = "app_hang"
+    APP_CRASH = "app_crash"
     WORKER_DIED = "worker_died"
     SANDBOX_FAILED = "sandbox_failed"
     STORE_FAILED = "store_failed"

@@ -20,13 +20,16 @@ from evaluator.context_pool import ContextPool
 from evaluator.errors import BuildUnavailableError, EncoderUnavailableError, JudgeOutputError, ModelRequestError
 from evaluator.evidence import EvidenceBundle, read_manifest, utc_now, write_json_atomic
 from evaluator.extract import NotAssessable, extract_app
+from evaluator.failure_policy import policy_version, score_app_failure
 from evaluator.generate import generate, read_answer
 from evaluator.judges import create_judge
 from evaluator.keys import COLLECTOR_VERSION, content_key, sha256_bytes
 from evaluator.models import (
     AgentConfig,
+    AppFailure,
     Artifact,
     Candidate,
+    EvidenceManifest,
     JudgeConfig,
     Outcome,
     OutcomeReason,
@@ -37,7 +40,10 @@ from evaluator.models import (
     RunSpec,
     Verdict,
 )
+from evaluator.progress import RunProgress
 from evaluator.sandbox import LOOPBACK, AppHost
+
+_FAILURE_CODES = {AppFailure.HANG: ReasonCode.APP_HANG, AppFailure.CRASH: ReasonCode.APP_CRASH}
 
 
 @dataclass(frozen=True)
@@ -89,14 +95,16 @@ def make_run_spec(
 
 async def execute_run(spec: RunSpec, *, browser: Browser, paths: StagePaths, attempt: int = 1,
                       host: AppHost = LOOPBACK, models: ModelAccess | None = None,
-                      contexts: ContextPool | None = None) -> Outcome:
+                      contexts: ContextPool | None = None, progress: RunProgress | None = None) -> Outcome:
     """Run every missing stage of ``spec`` and return its outcome.
 
     ``host`` serves the app beside ``browser``; its label is part of the evidence key, so evidence
     collected in a sandbox is never confused with evidence collected on loopback. ``models`` is
     what generation, an LLM agent and LLM judges may call; the outcome carries what they used.
     ``contexts``: a pool on ``browser`` that makes the run's browser contexts ahead (see
-    :func:`~evaluator.collect.collect_evidence`).
+    :func:`~evaluator.collect.collect_evidence`). ``progress`` is filled by the evidence collection (for a worker that
+    abandons the run). A bundle the app cut short (a hang or crash its worker committed) is scored by the failure
+    policy: ``judged`` with reason ``app_hang`` / ``app_crash`` and functional 0.
 
     Raises :class:`~evaluator.errors.InfrastructureError` when the machinery fails (the caller
     decides on retries) and :class:`~evaluator.errors.BudgetExhaustedError` when the sweep's budget
@@ -163,7 +171,7 @@ async def execute_run(spec: RunSpec, *, browser: Browser, paths: StagePaths, att
         try:
             manifest = await collect_evidence(browser=browser, artifact=artifact, query=spec.query,
                                               agent=spec.agent, bundle_dir=bundle_dir, evidence_key=evidence_key,
-                                              host=host, models=access, contexts=contexts)
+                                              host=host, models=access, contexts=contexts, progress=progress)
         except EncoderUnavailableError as exc:
             return outcome(OutcomeStatus.INFRA_ERROR, ReasonCode.ENCODER_FAILED, str(exc),
                            artifact_key=artifact_key, evidence_key=evidence_key)
@@ -180,7 +188,7 @@ async def execute_run(spec: RunSpec, *, browser: Browser, paths: StagePaths, att
     verdicts: list[Verdict] = []
     for config in (spec.judge, *spec.panel):
         try:
-            verdicts.append(await judge_evidence(config, evidence_key, bundle_dir, paths, access))
+            verdicts.append(await judge_stored_evidence(config, evidence_key, manifest, bundle_dir, paths, access))
         except JudgeOutputError as exc:
             code = ReasonCode.JUDGE_REFUSED if exc.code == "refused" else ReasonCode.JUDGE_OUTPUT_INVALID
             return outcome(OutcomeStatus.INFRA_ERROR, code, f"judge {config.name}: {exc}", artifact_key=artifact_key,
@@ -188,8 +196,32 @@ async def execute_run(spec: RunSpec, *, browser: Browser, paths: StagePaths, att
         except ModelRequestError as exc:
             return outcome(OutcomeStatus.INFRA_ERROR, ReasonCode.MODEL_REQUEST_REFUSED, str(exc),
                            artifact_key=artifact_key, evidence_key=evidence_key)
+    if manifest.incomplete is not None:
+        cut = manifest.incomplete
+        return outcome(OutcomeStatus.JUDGED, _FAILURE_CODES[cut.failure],
+                       f"the app's {cut.failure.value} during {cut.phase}: {cut.detail}", artifact_key=artifact_key,
+                       evidence_key=evidence_key, verdict=verdicts[0], panel=verdicts[1:])
     return outcome(OutcomeStatus.JUDGED, ReasonCode.OK, artifact_key=artifact_key, evidence_key=evidence_key,
                    verdict=verdicts[0], panel=verdicts[1:])
+
+
+async def judge_stored_evidence(config: JudgeConfig, evidence_key: str, manifest: EvidenceManifest,
+                                bundle_dir: Path, paths: StagePaths, models: ModelAccess) -> Verdict:
+    """One judge's verdict on a committed bundle: :func:`judge_evidence` for a complete one, the failure
+    policy's (functional 0, aesthetic from Static Perception) for one the app cut short by a hang or crash."""
+    if manifest.incomplete is None:
+        return await judge_evidence(config, evidence_key, bundle_dir, paths, models)
+    judge = create_judge(config)
+    verdict_key = content_key("verdict", evidence_key, config, judge.version, policy_version())
+    verdict_path = paths.verdict(verdict_key)
+    if verdict_path.exists():
+        return Verdict.model_validate_json(verdict_path.read_text(encoding="utf-8"))
+    bundle = EvidenceBundle(bundle_dir, allow_incomplete=True)
+    verdict = score_app_failure(await judge(bundle, verdict_key=verdict_key, models=models), bundle,
+                                verdict_key=verdict_key)
+    verdict_path.parent.mkdir(parents=True, exist_ok=True)
+    write_json_atomic(verdict_path, verdict)
+    return verdict
 
 
 async def judge_evidence(config: JudgeConfig, evidence_key: str, bundle_dir: Path, paths: StagePaths,

@@ -81,8 +81,8 @@ def test_each_run_gets_contexts_made_before_it_was_assigned_and_a_replaced_brows
     runs = asyncio.run(scenario())
     statuses = {qid: outcome.status for qid, outcome, _, _ in runs}
     assert statuses == {"first": OutcomeStatus.JUDGED, "second": OutcomeStatus.JUDGED,
-                        "hang": OutcomeStatus.TIMEOUT, "after-hang": OutcomeStatus.JUDGED}, statuses
-    assert runs[2][1].reason.code is ReasonCode.RUN_TIMEOUT
+                        "hang": OutcomeStatus.JUDGED, "after-hang": OutcomeStatus.JUDGED}, statuses
+    assert runs[2][1].reason.code is ReasonCode.APP_HANG  # the app's hang is scored, not excluded
     pools = [[pool for pool, _ in used] for _, _, _, used in runs]
     worker_pool = pools[0][0]
     assert all(pool is worker_pool for pool in pools[0] + pools[1] + pools[2])  # the worker's one pool on its browser

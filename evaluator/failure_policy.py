@@ -1,0 +1,98 @@
+"""The failure policy: the verdict on an app that hung or crashed the run, from the evidence up to that point.
+
+The sweep's judge scores the bundle the app cut short (marked ``incomplete`` in its manifest); this policy
+then sets the functional score to 0.0 with a ``hang`` or ``crash`` attribution citing the last screenshot
+and the recorded end of the run, and keeps the judge's aesthetic verdict only when Static Perception was
+complete (otherwise aesthetic 0.0: no design was seen). The wording is ``rubrics/failure-policy.yaml``.
+"""
+
+from __future__ import annotations
+
+import functools
+from importlib import resources
+from typing import Any
+
+import yaml
+
+from evaluator.evidence import EvidenceBundle
+from evaluator.keys import sha256_bytes
+from evaluator.models import (
+    Dimension,
+    EvidenceRef,
+    FailureAttribution,
+    IncompleteEvidence,
+    Severity,
+    Verdict,
+)
+
+_FULL_SCALE = 8.0
+"""The judge's own deductions on a zeroed dimension are dropped: the failure accounts for all of its points."""
+
+
+@functools.cache
+def _policy_text() -> str:
+    return resources.files("evaluator").joinpath("rubrics/failure-policy.yaml").read_text(encoding="utf-8")
+
+
+def _policy() -> dict[str, Any]:
+    policy: dict[str, Any] = yaml.safe_load(_policy_text())
+    return policy
+
+
+def policy_version() -> str:
+    """The policy's name and a hash of its text: part of the keys of the verdicts it issues."""
+    return f"{_policy()['version']}@{sha256_bytes(_policy_text().encode())[:12]}"
+
+
+def perceived(bundle: EvidenceBundle) -> bool:
+    """Whether Static Perception finished before the app's failure (its screenshots are in the bundle)."""
+    return bundle.has("static/desktop-viewport.png") and not bundle.has("static/failure.json")
+
+
+def score_app_failure(judged: Verdict, bundle: EvidenceBundle, *, verdict_key: str) -> Verdict:
+    """The failure policy's verdict, from the judge's verdict ``judged`` on the cut-short ``bundle``."""
+    incomplete = bundle.manifest.incomplete
+    if incomplete is None:
+        raise ValueError(f"{bundle.root} is a complete bundle: judge it, the failure policy is for hangs and crashes")
+    policy = _policy()
+    rule = policy["failures"][incomplete.failure.value]
+    words = {"phase": incomplete.phase, "steps": incomplete.steps, "failure": incomplete.failure.value,
+             "probe": incomplete.probe.detail if incomplete.probe else "", "detail": incomplete.detail,
+             "judge": judged.label, "reason": judged.aesthetic_reason}
+    refs = _evidence(incomplete)
+    attributions = [FailureAttribution(
+        category=incomplete.failure.value, dimension=Dimension.FUNCTIONAL, severity=Severity(rule["severity"]),
+        deduction=_FULL_SCALE, description=rule["description"].format(**words), evidence=refs)]
+    if perceived(bundle):
+        aesthetic, aesthetic_reason = judged.aesthetic, policy["aesthetic"]["perceived"].format(**words)
+        attributions += [a for a in judged.attributions if a.dimension is Dimension.AESTHETIC]
+        criteria = [c for c in judged.criteria if c.dimension is Dimension.AESTHETIC]
+    else:
+        aesthetic, aesthetic_reason, criteria = 0.0, policy["aesthetic"]["not_perceived"].format(**words), []
+        attributions.append(FailureAttribution(
+            category=incomplete.failure.value, dimension=Dimension.AESTHETIC, severity=Severity(rule["severity"]),
+            deduction=_FULL_SCALE,
+            description=policy["aesthetic"]["not_perceived_description"].format(**words), evidence=refs))
+    return judged.model_copy(update={
+        "verdict_key": verdict_key, "functional": 0.0, "aesthetic": aesthetic,
+        "functional_reason": rule["functional_reason"].format(**words), "aesthetic_reason": aesthetic_reason,
+        "criteria": criteria, "attributions": attributions,
+        "label": f"{judged.label} + failure policy ({incomplete.failure.value}: functional 0)"})
+
+
+def _evidence(incomplete: IncompleteEvidence) -> list[EvidenceRef]:
+    """The last screenshot before the failure (with its step) and the recorded end of the run."""
+    refs = []
+    if incomplete.last_screenshot is not None:
+        step = _step_of(incomplete.last_screenshot)
+        refs.append(EvidenceRef(file=incomplete.last_screenshot, step=step,
+                                detail=f"the last screenshot before the {incomplete.failure.value}"))
+    refs.append(EvidenceRef(file="interaction/result.json", detail=f"ended_by {incomplete.failure.value}: "
+                                                                   f"{incomplete.detail[:300]}"))
+    return refs
+
+
+def _step_of(screenshot: str) -> int | None:
+    """``interaction/steps/007.jpg`` → 7; a static screenshot has no step."""
+    name = screenshot.rsplit("/", 1)[-1].split(".")[0]
+    return int(name) if screenshot.startswith("interaction/steps/") and name.isdigit() else None

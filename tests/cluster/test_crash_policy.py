@@ -1,0 +1,125 @@
+"""The scoring policy for crashes, with a real worker, real Chromium and the real control page.
+
+A crash is charged to the app only when the control page passed on a fresh sandbox between two attempts
+that both died under the app; when the control page fails too, the machinery is broken and the run stays
+an excluded ``infra_error``.
+
+Mocked boundary: an app that kills its sandbox. A real one (a fork bomb, a memory bomb past the container's
+limit) needs the Docker sandbox; here the local backend's browser is closed from outside when a page shows a
+given title (or any page at all: a sandbox that dies whatever it runs), which is what a killed sandbox looks
+like to the worker: the browser's connection drops.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+from playwright.async_api import Browser
+
+from cluster import worker as worker_module
+from cluster.leaderboard import build_leaderboard
+from cluster.worker import RunWorker, WorkerSettings
+from evaluator.evidence import read_manifest
+from evaluator.models import (
+    AgentConfig,
+    AppFailure,
+    Candidate,
+    Difficulty,
+    JudgeConfig,
+    Kind,
+    Outcome,
+    OutcomeStatus,
+    Query,
+    ReasonCode,
+    RunSpec,
+)
+from evaluator.run import make_run_spec
+
+pytestmark = pytest.mark.browser
+
+# Controls to explore keep the run going for seconds after the page shows: the killer always gets there first.
+KILLER = """<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>Sandbox killer</title></head>
+<body><h1>Sandbox killer</h1>""" + "".join(f"<button>Go {i}</button>" for i in range(8)) + "</body></html>"
+
+
+class _KilledSandboxes(worker_module._LocalBackend):
+    """The local backend, with each browser closed from outside once a page titled ``doomed`` shows (or any
+    non-blank page, when ``doomed`` is empty)."""
+
+    doomed = ""
+    watchers: dict[Browser, asyncio.Task[None]] = {}
+
+    async def browser(self) -> Browser:
+        browser = await super().browser()
+        if browser not in self.watchers:
+            self.watchers[browser] = asyncio.get_running_loop().create_task(self._kill_when_doomed(browser))
+        return browser
+
+    async def _kill_when_doomed(self, browser: Browser) -> None:
+        while browser.is_connected():
+            for context in browser.contexts:
+                for page in context.pages:
+                    if page.url in ("", "about:blank"):
+                        continue
+                    try:
+                        title = await asyncio.wait_for(page.title(), 1)
+                    except Exception:  # noqa: BLE001 - a page mid-navigation: look again
+                        continue
+                    if self.doomed in title:
+                        await browser.close()
+                        return
+            await asyncio.sleep(0.05)
+
+
+def _spec(answers: Path) -> RunSpec:
+    (answers / "killer.html").write_text(KILLER, encoding="utf-8")
+    query = Query(id="killer", brief="A page.", domain="tests", leaf="crash", difficulty=Difficulty.EASY,
+                  language="en", kind=Kind.INTERACTIVE_APPLICATION)
+    return make_run_spec(candidate=Candidate(id="crasher", answers=str(answers)), query=query,
+                         agent=AgentConfig(max_steps=8), judge=JudgeConfig(), judge_version="test",
+                         answers_dir=answers)
+
+
+def _execute(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, doomed: str) -> Outcome:
+    answers = tmp_path / "answers"
+    answers.mkdir()
+    monkeypatch.setattr(_KilledSandboxes, "doomed", doomed)
+    monkeypatch.setattr(_KilledSandboxes, "watchers", {})
+    monkeypatch.setattr(worker_module, "_LocalBackend", _KilledSandboxes)
+
+    async def scenario() -> Outcome:
+        worker = RunWorker(WorkerSettings(run_dir=str(tmp_path / "run"), backend="local", run_timeout_s=30.0), "w")
+        await worker.start()
+        try:
+            return await worker.execute(_spec(answers))
+        finally:
+            await worker.close()
+            for task in _KilledSandboxes.watchers.values():
+                task.cancel()
+
+    return asyncio.run(scenario())
+
+
+def test_an_app_that_kills_every_fresh_sandbox_while_the_control_passes_is_the_apps_crash(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    outcome = _execute(tmp_path, monkeypatch, doomed="Sandbox killer")
+    assert outcome.status is OutcomeStatus.JUDGED, outcome.reason
+    assert outcome.reason.code is ReasonCode.APP_CRASH and outcome.attempts == 2, outcome.reason
+    assert "control page loaded" in outcome.reason.detail
+    assert outcome.functional == 0.0 and outcome.aesthetic is not None
+    manifest = read_manifest(tmp_path / "run" / "evidence" / str(outcome.evidence_key))
+    assert manifest is not None and manifest.incomplete is not None
+    assert manifest.incomplete.failure is AppFailure.CRASH
+    board = build_leaderboard("t", ["crasher"], [outcome])
+    assert board.rows[0].crash == 1 and board.rows[0].functional == 0.0 and board.rows[0].infra_error_rate == 0.0
+
+
+def test_when_the_control_page_dies_too_it_stays_the_machinerys_infra_error(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    outcome = _execute(tmp_path, monkeypatch, doomed="")
+    assert outcome.status is OutcomeStatus.INFRA_ERROR, outcome.reason
+    assert "control page" in outcome.reason.detail and "machinery" in outcome.reason.detail, outcome.reason
+    board = build_leaderboard("t", ["crasher"], [outcome])
+    assert board.rows[0].functional is None and board.rows[0].infra_error_rate == 1.0
