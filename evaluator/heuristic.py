@@ -1,9 +1,10 @@
 """The heuristic judge: functional and aesthetic scores from measured evidence only.
 
-Its deduction table is the package data file ``rubrics/heuristic-v2.yaml`` (``v1``, without the rows for
-Enter submission and key presses, stays for rejudging old verdicts). Every deduction
-becomes a failure attribution citing the evidence (file, step, video time). Every verdict is
-labelled heuristic, so no one mistakes it for a model's judgement.
+Its deduction table is the package data file ``rubrics/heuristic-v3.yaml``: v2's deductions, and in place of
+v2's bonuses the design qualities measured by ``evaluator.design`` (``v2``, and ``v1`` without the rows for
+Enter submission and key presses, stay for rejudging old verdicts). Every deduction
+becomes a failure attribution citing the evidence (file, step, video time), and every quality a criterion
+citing its measured value. Every verdict is labelled heuristic, so no one mistakes it for a model's judgement.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from typing import Any
 import yaml
 
 from evaluator.chat import ModelAccess
+from evaluator.design import Quality, measure_qualities
 from evaluator.errors import RegistryError
 from evaluator.evidence import EvidenceBundle
 from evaluator.judges import judges
@@ -38,6 +40,8 @@ from evaluator.observation import KEY_PROBE_REASON
 _NEAR_EMPTY_ELEMENTS = 12
 _NEAR_EMPTY_TEXT = 20
 _CORE_MIN_CONTROLS = 3
+_JUDGED_KINDS = ("click", "dblclick", "drag", "select", "type")
+"""Actions on a control whose effect is judged per control (presses are judged by _submissions and _keys)."""
 _PHONE_WIDTH = 390
 _CORE_INEFFECTIVE_SHARE = 0.5
 
@@ -50,7 +54,11 @@ def _rubric_text(version: str) -> str:
     return path.read_text(encoding="utf-8")
 
 
-def load_rubric(version: str = "heuristic-v2") -> dict[str, Any]:
+DEFAULT_RUBRIC = "heuristic-v3"
+"""The rubric a judge built without one uses."""
+
+
+def load_rubric(version: str = DEFAULT_RUBRIC) -> dict[str, Any]:
     """The deduction table ``rubrics/<version>.yaml``."""
     rubric: dict[str, Any] = yaml.safe_load(_rubric_text(version))
     return rubric
@@ -86,7 +94,7 @@ class _Ledger:
 class HeuristicJudge:
     """The embedded default judge: measured signals, documented deductions, no model."""
 
-    def __init__(self, *, rubric: str = "heuristic-v2") -> None:
+    def __init__(self, *, rubric: str = DEFAULT_RUBRIC) -> None:
         self._table = load_rubric(rubric)
         self._version = f"{rubric}@{sha256_bytes(_rubric_text(rubric).encode())[:12]}"
 
@@ -136,14 +144,18 @@ def _score(bundle: EvidenceBundle, rubric: dict[str, Any], verdict_key: str, ver
     aesthetic_base, baseline_reason = _aesthetic_baseline(rubric, facts, image, blank)
     if not blank:
         _layout(aes, desktop, mobile)
-    bonus, bonus_reason = _bonuses(rubric, image, aes, aesthetic_base)
+    if "qualities" in rubric["aesthetic"]:
+        bonus, bonus_reason, qualities = _qualities(rubric, bundle, facts, aesthetic_base)
+        criteria += qualities
+    else:  # v1 and v2: the crude bonuses they were issued with
+        bonus, bonus_reason = _bonuses(rubric, image, aes, aesthetic_base)
     functional = max(0.0, rubric["functional"]["baseline"] - func.total)
     designed = aesthetic_base >= rubric["aesthetic"]["baselines"]["styled"]
     aesthetic = _aesthetic(rubric, aes, aesthetic_base + bonus, designed)
-    criteria += [
+    criteria = [
         CriterionReason(criterion="baseline", dimension=Dimension.AESTHETIC, reason=baseline_reason),
         CriterionReason(criterion="bonuses", dimension=Dimension.AESTHETIC, reason=bonus_reason),
-    ]
+    ] + criteria
     label = rubric["label"]
     return Verdict(
         verdict_key=verdict_key, evidence_key=bundle.manifest.evidence_key,
@@ -195,16 +207,21 @@ def _controls(func: _Ledger, query: Query, trace: list[dict[str, Any]], result: 
             and coverage.get("salient", 0) == 0):
         func.deduct("no_controls", "the brief asks for an interactive application but the page offers no control",
                     [EvidenceRef(file="static/desktop-viewport.png"), EvidenceRef(file="interaction/result.json")])
+    # A control repeated on every item (each row's delete button) is one control: trace format 3 gives it a
+    # shape shared by its copies; older traces have only the selector.
     by_control: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for step in trace:
-        if step["target"] is not None and step["action"]["kind"] in ("click", "select", "type"):
-            by_control[step["target"]["selector"]].append(step)
+        if step["target"] is not None and step["action"]["kind"] in _JUDGED_KINDS:
+            by_control[step["target"].get("shape") or step["target"]["selector"]].append(step)
     ineffective = 0
     for steps in by_control.values():
-        statuses = [s["result"]["status"] for s in steps]
+        # A probe whose expected effect did not happen (the deleted item still there) did nothing that counts,
+        # whatever else it changed.
+        statuses = ["no_change" if s["result"].get("expectation_met") is False else s["result"]["status"]
+                    for s in steps]
         last = steps[-1]
         refs = [EvidenceRef(step=s["step"], video_time_s=s["action_start_s"], file=s["screenshot"],
-                            detail=last["target"]["selector"]) for s in steps]
+                            detail=s["target"]["selector"]) for s in steps]
         ineffective += all(status != "changed" for status in statuses)
         errors = [e for s in steps for e in s["result"]["errors"] if e.startswith("pageerror")]
         if errors:
@@ -213,8 +230,12 @@ def _controls(func: _Ledger, query: Query, trace: list[dict[str, Any]], result: 
             func.deduct("input_rejected", f"{_what(last)}: {last['result']['detail']}", refs)
         elif all(status == "no_change" for status in statuses):
             distinct_states = len({s["observation_state"] for s in steps})
-            category = "dead_control" if distinct_states >= 2 else "unresponsive_control"
-            func.deduct(category, f"{_what(last)} changed nothing ({len(steps)} tries)", refs)
+            # A failed probe is a control whose expected effect was checked and did not happen: dead at once.
+            probe_failed = any(s["result"].get("expectation_met") is False for s in steps)
+            category = "dead_control" if distinct_states >= 2 or probe_failed else "unresponsive_control"
+            detail = last["result"].get("detail")
+            said = f": {detail}" if probe_failed and detail else " changed nothing"
+            func.deduct(category, f"{_what(last)}{said} ({len(steps)} tries)", refs)
     if len(by_control) >= _CORE_MIN_CONTROLS and ineffective / len(by_control) >= _CORE_INEFFECTIVE_SHARE:
         func.deduct("core_interaction_failure",
                     f"{ineffective} of {len(by_control)} exercised controls had no effect: the app does not work",
@@ -340,6 +361,34 @@ def _bonuses(rubric: dict[str, Any], image: dict[str, Any], aes: _Ledger, base: 
         points += spec["polish"]["points"]
         parts.append(f"+{spec['polish']['points']} no layout, image or contrast defect")
     return points, "Bonuses: " + (", ".join(parts) if parts else "none") + "."
+
+
+def _qualities(rubric: dict[str, Any], bundle: EvidenceBundle, facts: dict[str, Any], base: float
+               ) -> tuple[float, str, list[CriterionReason]]:
+    """Points for the measured design qualities of a styled page, and one criterion citing each measure.
+
+    Only a styled page is measured: the unstyled and blank baselines are exact, so the same content with its
+    stylesheets removed can never score above its styled original by way of a quality.
+    """
+    if base < rubric["aesthetic"]["baselines"]["styled"]:
+        return 0.0, "No quality is measured below a styled baseline.", []
+    spec = rubric["aesthetic"]["qualities"]
+    shot = "static/desktop-viewport.png"
+    screenshot = (bundle.root / shot).read_bytes() if bundle.has(shot) else None
+    measured = measure_qualities(facts.get("design"), screenshot, spec)
+    points = sum(spec[q.name]["points"] for q in measured if q.passed)
+    earned = [f"+{spec[q.name]['points']} {q.name.replace('_', ' ')}" for q in measured if q.passed]
+    unmeasured = [q.name.replace("_", " ") for q in measured if not q.measured]
+    reason = "Qualities: " + (", ".join(earned) if earned else "none earned") + (
+        f" (not measured: {', '.join(unmeasured)})" if unmeasured else "") + "."
+    return points, reason, [_quality_reason(q, spec[q.name]["points"]) for q in measured]
+
+
+def _quality_reason(quality: Quality, points: float) -> CriterionReason:
+    source = "static/desktop-viewport.png" if quality.name == "whitespace" else "static/desktop-facts.json (design)"
+    outcome = f"+{points}" if quality.passed else "+0.0"
+    return CriterionReason(criterion=f"quality:{quality.name}", dimension=Dimension.AESTHETIC,
+                           reason=f"{outcome}: {quality.detail} [{source}].")
 
 
 def _what(step: dict[str, Any]) -> str:

@@ -1,4 +1,5 @@
-// Measurements for the heuristic judge: overflow, broken images, contrast, author styling.
+// Measurements for the heuristic judge: overflow, broken images, contrast, author styling, and the layout,
+// type and colour facts its design qualities are measured from (evaluator/design.py).
 // Argument: the source of css_path.js.
 (cssPathSource) => {
   const cssPath = eval(cssPathSource);
@@ -68,13 +69,69 @@
       return st.backgroundColor === 'rgb(239, 239, 239)' && st.borderTopStyle === 'outset';
     }) : null,
   } : null;
+  // Design facts, raw and capped (the judge measures them; see evaluator/design.py for the meaning).
+  // text: one row per visible element with its own text, in document order:
+  //   [left, top, width, height, font px, weight, align l|c|r, 1 if laid out as a box (not inline), chars, family]
+  // The box is the element's border box: with the text-align it gives the edge the text lines up on (a
+  // button's or a card's visible edge is its box, not its glyphs).
+  // family indexes `families`. spacing: computed vertical margins, paddings and gaps (px -> count); horizontal
+  // margins are left out because `margin: auto` centring computes to arbitrary px. colors: painted colour ->
+  // weight (px² of background, of glyphs, of borders).
+  const design = (() => {
+    const text = [], families = [], spacing = {}, colors = {};
+    const addColor = (value, weight) => {
+      const c = parse(value);
+      if (!c || c.a < 0.5 || !(weight > 0)) return;
+      const key = `${c.r},${c.g},${c.b}`;
+      colors[key] = (colors[key] || 0) + weight;
+    };
+    const addSpace = (value) => {
+      const px = Math.round(parseFloat(value) * 10) / 10;
+      if (px > 0) spacing[px] = (spacing[px] || 0) + 1;
+    };
+    let scanned = 0;
+    for (const el of (b ? [b, ...b.querySelectorAll('*')] : [])) {
+      if (['SCRIPT', 'STYLE', 'NOSCRIPT', 'TEMPLATE', 'HEAD'].includes(el.tagName)) continue;
+      if (++scanned > 1500) break;  // a huge DOM: the first screens decide the impression anyway
+      const r = el.getBoundingClientRect();
+      const st = getComputedStyle(el);
+      if (r.width < 1 || r.height < 1 || st.visibility === 'hidden' || Number(st.opacity) < 0.1) continue;
+      addColor(st.backgroundColor, r.width * r.height);
+      for (const side of ['Top', 'Right', 'Bottom', 'Left']) {
+        const width = parseFloat(st[`border${side}Width`]);
+        if (width > 0 && st[`border${side}Style`] !== 'none') {
+          addColor(st[`border${side}Color`], width * (side === 'Top' || side === 'Bottom' ? r.width : r.height));
+        }
+      }
+      for (const prop of ['marginTop', 'marginBottom', 'paddingTop', 'paddingBottom', 'paddingLeft', 'paddingRight'])
+        addSpace(st[prop]);
+      if (/flex|grid/.test(st.display)) { addSpace(st.rowGap); addSpace(st.columnGap); }
+      const chars = Array.from(el.childNodes).filter((n) => n.nodeType === 3)
+        .reduce((sum, n) => sum + n.textContent.trim().length, 0);
+      if (chars < 2 || text.length >= 200) continue;
+      const size = parseFloat(st.fontSize);
+      addColor(st.color, chars * size * size * 0.5);
+      const family = st.fontFamily.split(',')[0].trim().replace(/^["']|["']$/g, '').toLowerCase();
+      const generic = st.fontFamily.split(',').pop().trim().toLowerCase();
+      const name = generic === 'monospace' ? 'monospace' : family;  // code text is not a second typeface
+      if (!families.includes(name)) families.push(name);
+      const align = /center/.test(st.textAlign) ? 'c' : /right|end/.test(st.textAlign) ? 'r' : 'l';
+      const round = (v) => Math.round(v * 10) / 10;
+      text.push([round(r.left), round(r.top + scrollY), round(r.width), round(r.height), size,
+                 Number(st.fontWeight) || 400, align, st.display === 'inline' ? 0 : 1, chars, families.indexOf(name)]);
+    }
+    const top = (map, n) => Object.fromEntries(Object.entries(map).sort((x, y) => y[1] - x[1]).slice(0, n)
+      .map(([k, v]) => [k, Math.round(v)]));
+    return { text, families, spacing: top(spacing, 40), colors: top(colors, 60),
+             viewport: [innerWidth, innerHeight] };
+  })();
   // Text a reader cannot make out at all: below 1.5:1 (the collapsed-contrast failure, not a pale caption).
   const illegible = lowContrast.filter((e) => e.ratio < 1.5).length;
   return {
     viewport_width: innerWidth, scroll_width: d ? d.scrollWidth : 0, overflow_x: d ? d.scrollWidth - innerWidth : 0,
     broken_images: broken, low_contrast: lowContrast.slice(0, 20), low_contrast_count: lowContrast.length,
     text_elements: textElements, css_rules: cssRules, inline_styled_elements: styled, defaults,
-    illegible_count: illegible,
+    illegible_count: illegible, design,
     font_family: bodyStyle ? bodyStyle.fontFamily : '', element_count: document.getElementsByTagName('*').length,
     text_length: b ? b.innerText.trim().length : 0, title: document.title, lang: d ? d.lang : '',
     has_viewport_meta: !!document.querySelector('meta[name=viewport]'),

@@ -1,10 +1,12 @@
-"""The heuristic judge, one rubric row at a time (``evaluator/rubrics/heuristic-v2.yaml``).
+"""The heuristic judge, one rubric row at a time (``evaluator/rubrics/heuristic-v3.yaml``, the default).
 
 The bundles here are SYNTHETIC: written by hand into ``tmp_path`` instead of collected from a
 browser, because a hand-written bundle isolates one rubric row each. The healthy baseline scores
-functional 8.0 and aesthetic 8.0 (styled 5.0 + colourful 1.0 + structured 1.0 + polish 1.0); each
-test changes one measured fact and asserts the exact scores and the attribution that moved them.
-Expected numbers are literals worked out from the rubric by hand, not recomputed from it.
+functional 8.0 and aesthetic 8.0 (styled 5.0 + six measured design qualities at 0.5 each, from the design
+facts and screenshot of ``tests/evaluator/test_design_measures.py``); each test changes one measured fact
+and asserts the exact scores and the attribution that moved them. Expected numbers are literals worked out
+from the rubric by hand, not recomputed from it. v2's bonuses (colourful, structured, polish) are tested
+with ``rubric="heuristic-v2"``: they stay for rejudging old verdicts.
 """
 
 from __future__ import annotations
@@ -19,9 +21,11 @@ from evaluator.evidence import EvidenceBundle, EvidenceWriter
 from evaluator.heuristic import HeuristicJudge
 from evaluator.models import AgentConfig, Difficulty, Kind, Query, ToolVersions, Verdict
 from evaluator.observation import KEY_PROBE_REASON
+from tests.evaluator.test_design_measures import design_facts, design_screenshot
 
 QUERY, DESKTOP, MOBILE = "query.json", "static/desktop-facts.json", "static/mobile-facts.json"
 TRACE, RESULT, CONSOLE = "interaction/trace.json", "interaction/result.json", "console.json"
+SHOT = "static/desktop-viewport.png"
 ENGLISH = ("Track your habits and build a streak with this simple tool. Add a new habit, mark it done "
            "for the day, and see all your progress at a glance on the board.")
 
@@ -52,7 +56,8 @@ def _healthy() -> Files:
                   difficulty=Difficulty.EASY, language="en", kind=Kind.INTERACTIVE_APPLICATION)
     image = {"blank": False, "colorfulness": 20.0, "background_fraction": 0.6, "edge_density": 0.05}
     facts = {"element_count": 60, "text_length": 400, "text_sample": ENGLISH, "css_rules": 40,
-             "inline_styled_elements": 0, "broken_images": [], "low_contrast_count": 0, "low_contrast": []}
+             "inline_styled_elements": 0, "broken_images": [], "low_contrast_count": 0, "low_contrast": [],
+             "design": design_facts()}
     mobile = {"overflow_x": 0, "scroll_width": 390, "has_viewport_meta": True, "viewport_width": 390}
     return {
         QUERY: query.model_dump(mode="json"),
@@ -61,19 +66,25 @@ def _healthy() -> Files:
         TRACE: [_step(1, "#add"), _step(2, "#done"), _step(3, "#reset")],
         RESULT: {"coverage": {"salient": 3, "exercised": 3, "remaining": []}, "error": None},
         CONSOLE: [],
+        SHOT: design_screenshot(),
     }
 
 
-def _judge(tmp_path: Path, files: Files) -> Verdict:
-    """Commit ``files`` as a bundle under ``tmp_path`` and score it with the heuristic judge."""
+def _judge(tmp_path: Path, files: Files, rubric: str | None = None) -> Verdict:
+    """Commit ``files`` as a bundle under ``tmp_path`` and score it with the heuristic judge (its default rubric
+    unless ``rubric`` names one)."""
     writer = EvidenceWriter(tmp_path / "bundle")
     for rel, data in files.items():
-        writer.write_json(rel, data)
+        if isinstance(data, bytes):
+            writer.write_bytes(rel, data)
+        else:
+            writer.write_json(rel, data)
     tools = ToolVersions(evalgrid="0", collector="synthetic", browser="none", playwright="none", ffmpeg="none",
                          sandbox="local")
     writer.commit(evidence_key="ev-synthetic", artifact_key="art-synthetic", agent=AgentConfig(), tools=tools,
                   timings={})
-    return asyncio.run(HeuristicJudge()(EvidenceBundle(tmp_path / "bundle"), verdict_key="v"))
+    judge = HeuristicJudge() if rubric is None else HeuristicJudge(rubric=rubric)
+    return asyncio.run(judge(EvidenceBundle(tmp_path / "bundle"), verdict_key="v"))
 
 
 def _taken(verdict: Verdict) -> list[tuple[str, float]]:
@@ -213,6 +224,35 @@ def test_unresponsive_control_was_tried_in_one_state(tmp_path: Path, files: File
     assert _taken(verdict) == [("unresponsive_control", 0.5)]
 
 
+def test_a_failed_probe_is_a_dead_control_at_once_whatever_else_it_changed(tmp_path: Path, files: Files) -> None:
+    probe = _step(4, "#list li:nth-child(1) .remove", "changed")
+    probe["result"].update(expected="the item is removed", expectation_met=False,
+                           detail="the item 'Milk' is still there")
+    files[TRACE].append(probe)
+    verdict = _judge(tmp_path, files)
+    assert (verdict.functional, verdict.aesthetic) == (7.0, 8.0)
+    assert _taken(verdict) == [("dead_control", 1.0)]
+    assert "the item 'Milk' is still there (1 tries)" in verdict.attributions[0].description
+
+
+def test_copies_of_a_control_on_every_item_are_one_control(tmp_path: Path, files: Files) -> None:
+    rows = [_step(4 + i, f"#list li:nth-child({i + 1}) .remove", "no_change", state=f"s{i + 1}") for i in range(3)]
+    for row in rows:
+        row["target"]["shape"] = "li > button.remove"
+    files[TRACE] += rows
+    verdict = _judge(tmp_path, files)
+    # One dead control (three tries in three states), not three, and not a core failure of three controls.
+    assert _taken(verdict) == [("dead_control", 1.0)]
+    assert "(3 tries)" in verdict.attributions[0].description
+
+
+@pytest.mark.parametrize("kind", ["dblclick", "drag"])
+def test_double_clicks_and_drags_are_judged_like_clicks(tmp_path: Path, files: Files, kind: str) -> None:
+    files[TRACE] += [_step(4, "#board", "no_change", state="s1", kind=kind),
+                     _step(5, "#board", "no_change", state="s2", kind=kind)]
+    assert _taken(_judge(tmp_path, files)) == [("dead_control", 1.0)]
+
+
 def test_input_rejected(tmp_path: Path, files: Files) -> None:
     files[TRACE].append(_step(4, "#name", "input_rejected", kind="type"))
     verdict = _judge(tmp_path, files)
@@ -254,7 +294,7 @@ def test_per_control_categories_stop_at_their_caps(tmp_path: Path, files: Files)
 def test_mobile_overflow(tmp_path: Path, files: Files) -> None:
     files[MOBILE]["facts"].update(overflow_x=210, scroll_width=600)
     verdict = _judge(tmp_path / "wide", files)
-    assert (verdict.functional, verdict.aesthetic) == (8.0, 5.5)  # 5 + 1 + 1, no polish, - 1.5
+    assert (verdict.functional, verdict.aesthetic) == (8.0, 6.5)  # 5 + 3.0 of qualities - 1.5
     assert _taken(verdict) == [("mobile_overflow", 1.5)]
     files[MOBILE]["facts"].update(overflow_x=4, scroll_width=394)
     assert _judge(tmp_path / "tolerated", files).aesthetic == 8.0
@@ -263,21 +303,21 @@ def test_mobile_overflow(tmp_path: Path, files: Files) -> None:
 def test_mobile_not_adapted(tmp_path: Path, files: Files) -> None:
     files[MOBILE]["facts"].update(has_viewport_meta=False, viewport_width=980)
     verdict = _judge(tmp_path, files)
-    assert (verdict.functional, verdict.aesthetic) == (8.0, 6.0)
+    assert (verdict.functional, verdict.aesthetic) == (8.0, 7.0)
     assert _taken(verdict) == [("mobile_not_adapted", 1.0)]
 
 
 def test_broken_image(tmp_path: Path, files: Files) -> None:
     files[DESKTOP]["facts"]["broken_images"] = [{"src": "hero.png", "selector": "img.hero"}]
     verdict = _judge(tmp_path, files)
-    assert (verdict.functional, verdict.aesthetic) == (8.0, 6.5)
+    assert (verdict.functional, verdict.aesthetic) == (8.0, 7.5)
     assert _taken(verdict) == [("broken_image", 0.5)]
 
 
 def test_broken_images_are_capped_at_one_and_a_half(tmp_path: Path, files: Files) -> None:
     files[DESKTOP]["facts"]["broken_images"] = [{"src": f"{n}.png", "selector": f"img.n{n}"} for n in range(4)]
     verdict = _judge(tmp_path, files)
-    assert verdict.aesthetic == 5.5  # 7 - 1.5, not 7 - 2.0
+    assert verdict.aesthetic == 6.5  # 8 - 1.5, not 8 - 2.0
     assert _taken(verdict) == [("broken_image", 0.5)] * 3
 
 
@@ -289,24 +329,25 @@ def _low_contrast(count: int) -> dict[str, Any]:
 def test_low_contrast_for_three_elements(tmp_path: Path, files: Files) -> None:
     files[DESKTOP]["facts"].update(_low_contrast(3))
     verdict = _judge(tmp_path, files)
-    assert (verdict.functional, verdict.aesthetic) == (8.0, 6.5)
+    assert (verdict.functional, verdict.aesthetic) == (8.0, 7.5)
     assert _taken(verdict) == [("low_contrast", 0.5)]
 
 
 def test_low_contrast_widespread_above_three_elements(tmp_path: Path, files: Files) -> None:
     files[DESKTOP]["facts"].update(_low_contrast(4))
     verdict = _judge(tmp_path, files)
-    assert (verdict.functional, verdict.aesthetic) == (8.0, 6.0)
+    assert (verdict.functional, verdict.aesthetic) == (8.0, 7.0)
     assert _taken(verdict) == [("low_contrast_widespread", 1.0)]
 
 
-def test_unstyled_baseline_gets_no_bonus(tmp_path: Path, files: Files) -> None:
-    files[DESKTOP]["facts"].update(css_rules=0, inline_styled_elements=0)  # image still colourful and structured
+def test_unstyled_baseline_gets_no_quality(tmp_path: Path, files: Files) -> None:
+    files[DESKTOP]["facts"].update(css_rules=0, inline_styled_elements=0)  # design facts and image still tidy
     verdict = _judge(tmp_path, files)
     assert (verdict.functional, verdict.aesthetic) == (8.0, 1.0)
     assert verdict.attributions == []
     assert "Baseline 1.0: raw HTML" in verdict.aesthetic_reason
-    assert "No bonus below a styled baseline." in verdict.aesthetic_reason
+    assert "No quality is measured below a styled baseline." in verdict.aesthetic_reason
+    assert not [c for c in verdict.criteria if c.criterion.startswith("quality:")]
 
 
 def test_inline_styles_alone_make_a_styled_baseline(tmp_path: Path, files: Files) -> None:
@@ -314,40 +355,43 @@ def test_inline_styles_alone_make_a_styled_baseline(tmp_path: Path, files: Files
     assert _judge(tmp_path, files).aesthetic == 8.0
 
 
-def test_styled_baseline_without_measured_qualities(tmp_path: Path, files: Files) -> None:
+# --- heuristic-v2's bonuses, kept for rejudging old verdicts with rubric="heuristic-v2" ---
+
+
+def test_v2_styled_baseline_without_measured_qualities(tmp_path: Path, files: Files) -> None:
     files[DESKTOP]["image"].update(colorfulness=0.0, background_fraction=0.97, edge_density=0.001)
-    verdict = _judge(tmp_path / "polished", files)
+    verdict = _judge(tmp_path / "polished", files, "heuristic-v2")
     assert verdict.aesthetic == 6.0  # 5 + polish
     assert "Baseline 5.0: author styling" in verdict.aesthetic_reason
     files[DESKTOP]["facts"].update(_low_contrast(1))
-    assert _judge(tmp_path / "bare", files).aesthetic == 4.5  # 5 - 0.5, and polish is lost
+    assert _judge(tmp_path / "bare", files, "heuristic-v2").aesthetic == 4.5  # 5 - 0.5, and polish is lost
 
 
 @pytest.mark.parametrize(("colorfulness", "expected"), [(12.0, 8.0), (11.9, 7.0)])
-def test_colorful_bonus_from_twelve(tmp_path: Path, files: Files, colorfulness: float, expected: float) -> None:
+def test_v2_colorful_bonus_from_twelve(tmp_path: Path, files: Files, colorfulness: float, expected: float) -> None:
     files[DESKTOP]["image"]["colorfulness"] = colorfulness
-    verdict = _judge(tmp_path, files)
+    verdict = _judge(tmp_path, files, "heuristic-v2")
     assert verdict.aesthetic == expected
     assert ("colourful" in verdict.aesthetic_reason) is (expected == 8.0)
 
 
 @pytest.mark.parametrize(("background", "edges", "expected"),
                          [(0.9, 0.01, 8.0), (0.91, 0.05, 7.0), (0.6, 0.009, 7.0)])
-def test_structured_bonus_needs_little_background_and_enough_edges(
+def test_v2_structured_bonus_needs_little_background_and_enough_edges(
         tmp_path: Path, files: Files, background: float, edges: float, expected: float) -> None:
     files[DESKTOP]["image"].update(background_fraction=background, edge_density=edges)
-    verdict = _judge(tmp_path, files)
+    verdict = _judge(tmp_path, files, "heuristic-v2")
     assert verdict.aesthetic == expected
     assert ("structured layout" in verdict.aesthetic_reason) is (expected == 8.0)
 
 
-def test_polish_bonus_is_lost_to_any_aesthetic_deduction(tmp_path: Path, files: Files) -> None:
+def test_v2_polish_bonus_is_lost_to_any_aesthetic_deduction(tmp_path: Path, files: Files) -> None:
     files[DESKTOP]["image"]["colorfulness"] = 0.0  # off the 8.0 ceiling, so the polish point shows
-    clean = _judge(tmp_path / "clean", files)
+    clean = _judge(tmp_path / "clean", files, "heuristic-v2")
     assert clean.aesthetic == 7.0  # 5 + structured + polish
     assert "no layout, image or contrast defect" in clean.aesthetic_reason
     files[DESKTOP]["facts"].update(_low_contrast(1))
-    flawed = _judge(tmp_path / "flawed", files)
+    flawed = _judge(tmp_path / "flawed", files, "heuristic-v2")
     assert flawed.aesthetic == 5.5  # 5 + structured - 0.5
     assert "no layout, image or contrast defect" not in flawed.aesthetic_reason
 
@@ -412,10 +456,10 @@ def test_a_designed_page_never_scores_below_the_unstyled_baseline(tmp_path: Path
     facts.update(defaults=DESIGNED, broken_images=[{"selector": f"#i{i}", "src": f"{i}.png"} for i in range(4)],
                  low_contrast_count=5, low_contrast=[{"selector": "#c", "text": "pale", "ratio": 3.0,
                                                       "required": 4.5}])
-    files[DESKTOP]["image"].update(colorfulness=0.0, edge_density=0.0)
+    del facts["design"], files[SHOT]  # evidence from before the design facts: no quality measured
     files[MOBILE]["facts"].update(overflow_x=300, scroll_width=690, has_viewport_meta=False, viewport_width=980)
     verdict = _judge(tmp_path, files)
-    # 5.0 styled, no bonus, 1.5 + 1.0 + 1.5 + 1.0 = 5.0 of defects: held at the unstyled baseline 1.0
+    # 5.0 styled, no quality, 1.5 + 1.0 + 1.5 + 1.0 = 5.0 of defects: held at the unstyled baseline 1.0
     assert sum(d for _, d in _taken(verdict)) == 5.0
     assert verdict.aesthetic == 1.0
 
@@ -425,10 +469,135 @@ def test_illegible_text_goes_below_the_floor(tmp_path: Path, files: Files) -> No
     collapsed = [{"selector": f"#t{i}", "text": "faint", "ratio": 1.1, "required": 4.5} for i in range(6)]
     facts.update(defaults=DESIGNED, low_contrast_count=6, low_contrast=collapsed, illegible_count=6)
     verdict = _judge(tmp_path, files)
-    # 8.0 (5 + colourful + structured + no polish) - 1.0 widespread low contrast - 3.0 illegible
+    # 8.0 (5 + six qualities) - 1.0 widespread low contrast - 3.0 illegible
     assert _taken(verdict) == [("illegible_text", 3.0), ("low_contrast_widespread", 1.0)]
-    assert verdict.aesthetic == 3.0
+    assert verdict.aesthetic == 4.0
     files[MOBILE]["facts"].update(overflow_x=300, scroll_width=690)
-    files[DESKTOP]["image"].update(colorfulness=0.0, edge_density=0.0)
+    del facts["design"], files[SHOT]
     # 5.0 - 1.5 - 1.0 = 2.5 held above the floor, then - 3.0 illegible: below the unstyled baseline
     assert _judge(tmp_path / "worse", files).aesthetic == 0.0
+
+
+# --- heuristic-v3: measured design qualities in place of v2's bonuses ---
+
+
+def _quality(verdict: Verdict, name: str) -> str:
+    return next(c.reason for c in verdict.criteria if c.criterion == f"quality:{name}")
+
+
+def test_every_quality_is_cited_with_its_measured_value(tmp_path: Path, files: Files) -> None:
+    verdict = _judge(tmp_path, files)
+    assert [c.criterion for c in verdict.criteria] == ["baseline", "bonuses"] + [
+        f"quality:{name}" for name in ("alignment", "type_scale", "spacing_rhythm", "palette", "hierarchy",
+                                       "whitespace")]
+    assert _quality(verdict, "type_scale") == ("+0.5: 3 font sizes (16, 20, 40 px; at most 6) in 1 typeface "
+                                               "(at most 2) [static/desktop-facts.json (design)].")
+    assert _quality(verdict, "whitespace").endswith("equilibrium 1.00 (needs 0.9) [static/desktop-viewport.png].")
+    assert ("Qualities: +0.5 alignment, +0.5 type scale, +0.5 spacing rhythm, +0.5 palette, +0.5 hierarchy, "
+            "+0.5 whitespace.") in verdict.aesthetic_reason
+    assert verdict.attributions == []  # qualities are criteria, not failure attributions
+
+
+def _ragged(files: Files) -> None:
+    for row, left in zip(files[DESKTOP]["facts"]["design"]["text"][4:8], (137, 171, 149, 193), strict=True):
+        row[0] = left
+
+
+def _many_sizes(files: Files) -> None:
+    for row, size in zip(files[DESKTOP]["facts"]["design"]["text"][:4], (31, 13, 15, 17), strict=True):
+        row[4] = size
+
+
+def _many_typefaces(files: Files) -> None:
+    design = files[DESKTOP]["facts"]["design"]
+    design["families"] += ["georgia", "impact"]
+    design["text"][0][9], design["text"][5][9] = 1, 2
+
+
+def _off_grid(files: Files) -> None:
+    files[DESKTOP]["facts"]["design"]["spacing"] = {"7": 10, "13": 10, "8": 5}
+
+
+def _many_hues(files: Files) -> None:
+    files[DESKTOP]["facts"]["design"]["colors"] |= {"220,38,38": 8000, "22,163,74": 8000, "202,138,4": 8000}
+
+
+def _flat(files: Files) -> None:
+    for row in files[DESKTOP]["facts"]["design"]["text"]:
+        row[4], row[5] = 16, 400
+
+
+def _lopsided(files: Files) -> None:
+    files[SHOT] = design_screenshot(x0=0, x1=640)
+
+
+@pytest.mark.parametrize(("name", "spoil", "measured"), [
+    ("alignment", _ragged, "60% of 10 text blocks"),
+    ("type_scale", _many_sizes, "7 font sizes"),
+    ("type_scale", _many_typefaces, "3 font sizes (16, 20, 40 px; at most 6) in 3 typefaces"),
+    ("spacing_rhythm", _off_grid, "20% of 25 margins"),
+    ("palette", _many_hues, "in 4 hue families"),
+    ("hierarchy", _flat, "1.00x"),
+    ("whitespace", _lopsided, "equilibrium 0.50"),
+])
+def test_each_quality_missed_costs_exactly_its_half_point(tmp_path: Path, files: Files, name: str,
+                                                          spoil: Any, measured: str) -> None:
+    spoil(files)
+    verdict = _judge(tmp_path, files)
+    assert (verdict.functional, verdict.aesthetic) == (8.0, 7.5)
+    assert verdict.attributions == []
+    assert _quality(verdict, name).startswith("+0.0: ")
+    assert measured in _quality(verdict, name)
+    others = [c.reason for c in verdict.criteria
+              if c.criterion.startswith("quality:") and c.criterion != f"quality:{name}"]
+    assert all(reason.startswith("+0.5: ") for reason in others)
+
+
+def test_a_page_missing_every_quality_keeps_the_styled_baseline(tmp_path: Path, files: Files) -> None:
+    for spoil in (_ragged, _many_typefaces, _off_grid, _many_hues, _flat, _lopsided):  # _flat: one size
+        spoil(files)
+    verdict = _judge(tmp_path, files)
+    assert (verdict.functional, verdict.aesthetic) == (8.0, 5.0)
+    assert "Qualities: none earned." in verdict.aesthetic_reason
+
+
+def test_evidence_from_before_the_design_facts_measures_only_the_screenshot(tmp_path: Path, files: Files) -> None:
+    del files[DESKTOP]["facts"]["design"]
+    verdict = _judge(tmp_path / "old", files)
+    assert verdict.aesthetic == 5.5  # 5 + whitespace
+    assert ("Qualities: +0.5 whitespace (not measured: alignment, type scale, spacing rhythm, palette, "
+            "hierarchy).") in verdict.aesthetic_reason
+    assert "not measured: the evidence has no design facts" in _quality(verdict, "palette")
+    del files[SHOT]
+    assert _judge(tmp_path / "older", files).aesthetic == 5.0
+
+
+def test_a_page_in_the_browsers_defaults_gets_exactly_the_unstyled_baseline(tmp_path: Path, files: Files) -> None:
+    # the tidy design facts and screenshot are still there: no quality may lift a page that is not designed
+    files[DESKTOP]["facts"].update(defaults=DEFAULTS)
+    unstyled = _judge(tmp_path / "unstyled", files)
+    assert unstyled.aesthetic == 1.0
+    files[DESKTOP]["facts"].update(defaults=DESIGNED)
+    for spoil in (_ragged, _many_typefaces, _off_grid, _many_hues, _flat, _lopsided):  # _flat: one size
+        spoil(files)
+    assert _judge(tmp_path / "styled", files).aesthetic == 5.0 > unstyled.aesthetic
+
+
+@pytest.mark.parametrize("spoil", [_ragged, _many_hues, _lopsided, None])
+def test_qualities_never_move_the_functional_score(tmp_path: Path, files: Files, spoil: Any) -> None:
+    files[TRACE] += [_step(4, "#undo", "no_change", state="s1"), _step(5, "#undo", "no_change", state="s2")]
+    files[CONSOLE] = [_console("interaction", "error", "HTTP 404: /api/habits")]
+    if spoil is not None:
+        spoil(files)
+    v3, v2 = _judge(tmp_path / "v3", files), _judge(tmp_path / "v2", files, "heuristic-v2")
+    assert v3.functional == v2.functional == 6.5
+    assert v3.functional_reason == v2.functional_reason
+    assert [a for a in v3.attributions if a.dimension == "functional"] == [
+        a for a in v2.attributions if a.dimension == "functional"]
+
+
+def test_the_same_evidence_gets_the_same_verdict(tmp_path: Path, files: Files) -> None:
+    _ragged(files)
+    first = _judge(tmp_path, files)
+    second = asyncio.run(HeuristicJudge()(EvidenceBundle(tmp_path / "bundle"), verdict_key="v"))
+    assert first == second

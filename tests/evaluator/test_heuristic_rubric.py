@@ -7,8 +7,9 @@ from importlib import resources
 
 import pytest
 
+from evaluator.design import QUALITIES
 from evaluator.errors import RegistryError
-from evaluator.heuristic import HeuristicJudge, load_rubric
+from evaluator.heuristic import DEFAULT_RUBRIC, HeuristicJudge, load_rubric
 from evaluator.models import Severity
 
 
@@ -25,8 +26,29 @@ def test_every_category_has_a_severity_a_deduction_and_a_cap() -> None:
 
 
 def test_judge_version_carries_a_hash_of_the_rubric_text_so_edits_rekey_verdicts() -> None:
-    text = resources.files("evaluator").joinpath("rubrics/heuristic-v2.yaml").read_bytes()
-    assert HeuristicJudge().version == f"heuristic-v2@{hashlib.sha256(text).hexdigest()[:12]}"
+    text = resources.files("evaluator").joinpath("rubrics/heuristic-v3.yaml").read_bytes()
+    assert DEFAULT_RUBRIC == "heuristic-v3"
+    assert HeuristicJudge().version == f"heuristic-v3@{hashlib.sha256(text).hexdigest()[:12]}"
+    assert load_rubric()["version"] == "heuristic-v3"
+
+
+@pytest.mark.parametrize("version", ["heuristic-v1", "heuristic-v2"])
+def test_older_rubrics_stay_for_rejudging(version: str) -> None:
+    assert HeuristicJudge(rubric=version).version.startswith(f"{version}@")
+    assert "bonuses" in load_rubric(version)["aesthetic"]
+
+
+def test_v3_qualities_replace_the_bonuses_and_fill_the_scale_above_the_styled_baseline() -> None:
+    v3, v2 = load_rubric("heuristic-v3"), load_rubric("heuristic-v2")
+    aesthetic = v3["aesthetic"]
+    assert "bonuses" not in aesthetic
+    assert tuple(aesthetic["qualities"]) == QUALITIES
+    assert all(row["meaning"] and row["points"] > 0 for row in aesthetic["qualities"].values())
+    assert aesthetic["baselines"]["styled"] + sum(row["points"] for row in aesthetic["qualities"].values()) == 8.0
+    # the deductions and the whole functional table are v2's: the qualities change nothing else
+    assert v3["functional"] == v2["functional"]
+    assert aesthetic["categories"] == v2["aesthetic"]["categories"]
+    assert aesthetic["baselines"] == v2["aesthetic"]["baselines"] and aesthetic["floor"] == v2["aesthetic"]["floor"]
 
 
 def test_unknown_rubric_is_a_clear_error() -> None:
