@@ -43,6 +43,16 @@ class HumanInput:
         await asyncio.sleep(self._rng.uniform(0.04, 0.09))
         await self._page.mouse.up()
 
+    async def dblclick(self) -> None:
+        """Two presses at the current position, as quick as a person's double click."""
+        self.last_input_wall = time.time()
+        for count in (1, 2):
+            await self._page.mouse.down(click_count=count)
+            await asyncio.sleep(self._rng.uniform(0.03, 0.06))
+            await self._page.mouse.up(click_count=count)
+            if count == 1:
+                await asyncio.sleep(self._rng.uniform(0.06, 0.1))
+
     async def type(self, text: str) -> None:
         """Type ``text`` one key at a time with jittered delays."""
         self.last_input_wall = time.time()

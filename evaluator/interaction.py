@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
+import cv2
+import numpy as np
 from playwright.async_api import Page
 
 from evaluator.console import ConsoleClass, PageLog
@@ -34,7 +36,7 @@ from evaluator.observation import (
     ResultStatus,
     StepRecord,
 )
-from evaluator.policies import Policy, is_actionable
+from evaluator.policies import Policy, control_shape, is_actionable
 from evaluator.probes import (
     VISUAL_CHANGE_THRESHOLD,
     changed_fraction,
@@ -57,7 +59,27 @@ _ACTION_TIMEOUT_MS = 3000
 # the same interval without one for the press to count: twice the idle change, plus a margin.
 _IDLE_FACTOR = 2.0
 _IDLE_MARGIN = 0.002
+# A canvas is judged by its own pixels: a stroke or a dot of this many changed pixels is an effect, counted near
+# where the pointer went (a drawing's stroke), beyond what changed there by itself; or a change of the whole
+# canvas beyond its idle change (a game that starts on a click).
+_CANVAS_MIN_PIXELS = 40
+_CANVAS_REACH_PX = 40
+_PIXEL_DELTA = 24  # as probes.changed_fraction: a grey-level difference above JPEG noise
 _SINGLE_LINE = frozenset({"", "text", "search", "email", "url", "tel", "password", "number"})
+# A delete's item may leave with a short exit animation: its removal is awaited this long before it counts as
+# still there.
+_REMOVAL_WAIT_S = 1.0
+_DELETE_EXPECTED = "the item is removed"
+_TICK_EXPECTED = "the item is ticked (its checked state, a class, aria-* or a counter changes)"
+# The text that names a delete control's item: its item's text without the control's own.
+_ITEM_TEXT_JS = """([item, control]) => {
+  const row = document.querySelector(item), own = document.querySelector(control);
+  if (!row) return '';
+  const mine = own ? (own.innerText || '').trim() : '';
+  return (row.innerText || '').split('\\n').map((t) => t.trim()).filter((t) => t && t !== mine)
+    .sort((a, b) => b.length - a.length)[0] || '';
+}"""
+_VISIBLE_TEXT_JS = "() => document.body ? document.body.innerText.slice(0, 20000) : ''"  # as effect_facts.js
 
 
 @dataclass
@@ -90,6 +112,16 @@ class _Pending:
     """For a key press: the markup changed by itself in that idle interval."""
     idle_seconds: float = 0.0
     """For a key press: how long that idle interval lasted."""
+    clip: dict[str, float] | None = None
+    """For a canvas: its box in the viewport, the only pixels its input is judged by."""
+    clip_shot: bytes | None = None
+    """For a canvas: its pixels just before the input (after the idle interval)."""
+    idle_clip_shot: bytes | None = None
+    """For a canvas: its pixels at the start of the idle interval."""
+    reach: tuple[float, float, float, float] | None = None
+    """For a canvas: the box (x0, y0, x1, y1, viewport px) the pointer went through, pressed."""
+    item_text: str | None = None
+    """For a delete probe: the text of the item it should remove (None: not a probe, or no item to tell by)."""
 
 
 class Interaction:
@@ -110,8 +142,13 @@ class Interaction:
         self._config = config
         self._input = HumanInput(page, seed=config.seed, mouse_steps=config.mouse_steps,
                                  typing_delay_ms=config.typing_delay_ms)
-        self._salient: set[str] = set()
+        self._salient: dict[str, str] = {}
+        """Selector of each salient control seen -> its shape (``control_shape``)."""
         self._exercised: set[str] = set()
+        """Selectors and shapes acted on: one item's per-item control stands for its twins on the other items."""
+        self._seen: set[str] = set()
+        """Every control selector observed so far; one not among them after the first step was created."""
+        self._created: set[str] = set()
         self._refreshes = 0
         self._viewport = "desktop"
         self._typed: dict[str, str] = {}
@@ -161,22 +198,32 @@ class Interaction:
     async def _observe(self, step: int, shot: bytes, state: str, last: tuple[Action, ActionResult] | None,
                        notes: list[str]) -> Observation:
         raw = await interactive_elements(self._page)
-        elements = [ElementInfo(index=i, **e) for i, e in enumerate(raw)]
+        if step > 0:
+            self._created.update(e["selector"] for e in raw if e["selector"] not in self._seen)
+        self._seen.update(e["selector"] for e in raw)
+        elements = [ElementInfo(index=i, created=e["selector"] in self._created, **e) for i, e in enumerate(raw)]
         for e in elements:
-            if e.in_viewport and is_actionable(e, self._origin):
-                self._salient.add(e.selector)
-        remaining = [e.index for e in elements if e.selector in self._salient and e.selector not in self._exercised]
+            # what an action created is salient wherever it landed, below the fold included
+            if (e.in_viewport or e.created) and is_actionable(e, self._origin):
+                self._salient[e.selector] = control_shape(e)
+        remaining = [e.index for e in elements
+                     if e.selector in self._salient and not self._was_exercised(e.selector)]
         path = self._writer.write_bytes(f"interaction/steps/{step:03d}.jpg", shot)
         text = await self._page.evaluate("document.body ? document.body.innerText.slice(0, 1500) : ''")
         return Observation(
             step=step, steps_left=max(0, self._config.max_steps - step), url=self._page.url,
             title=await self._page.title(), elements=elements, state=state, text_excerpt=text, screenshot=path,
             last_action=last[0] if last else None, last_result=last[1] if last else None,
-            coverage=Coverage(salient=len(self._salient), exercised=len(self._exercised & self._salient),
-                              remaining=remaining),
+            coverage=Coverage(salient=len(self._salient), exercised=self._exercised_count(), remaining=remaining),
             notes=notes, viewport=self._viewport, image=base64.b64encode(shot).decode(),
             keyboard=await keyboard_driven(self._page),
         )
+
+    def _was_exercised(self, selector: str) -> bool:
+        return selector in self._exercised or self._salient.get(selector) in self._exercised
+
+    def _exercised_count(self) -> int:
+        return sum(self._was_exercised(selector) for selector in self._salient)
 
     async def _measure(self, pending: _Pending, state: str, shot: bytes) -> ActionResult:
         facts = await effect_facts(self._page)
@@ -188,17 +235,26 @@ class Interaction:
         errors = [f"{e['kind']}: {e['text']}" for e in
                   self._log.since(pending.start_wall, ConsoleClass.UNCAUGHT, ConsoleClass.ERROR)]
         idle = pending.idle_fraction
-        moving = idle is not None and (idle > VISUAL_CHANGE_THRESHOLD or pending.idle_markup)
+        floor, margin = VISUAL_CHANGE_THRESHOLD, _IDLE_MARGIN
+        if pending.clip is not None and pending.clip_shot is not None:
+            canvas = await self._page.screenshot(clip=pending.clip, **_SHOT)  # type: ignore[arg-type]
+            fraction = changed_fraction(pending.clip_shot, canvas)
+            floor = margin = _CANVAS_MIN_PIXELS / max(pending.clip["width"] * pending.clip["height"], 1.0)
+            near = self._near_pointer(pending, canvas)
+        else:
+            near = False
+        moving = idle is not None and (idle > floor or pending.idle_markup)
         if moving:
             # The page moves by itself: only a change well beyond the idle one is the key's, and markup only
             # if the markup kept still while idle.
             # the press's interval (pause, render wait, freeze) may be longer than the idle one: scale to it
             longer = max(1.0, (time.time() - pending.start_wall) / max(pending.idle_seconds, 1e-3))
-            visual = fraction > _IDLE_FACTOR * (idle or 0.0) * longer + _IDLE_MARGIN
+            visual = fraction > _IDLE_FACTOR * (idle or 0.0) * longer + margin
             markup = markup and not pending.idle_markup
             dom = markup or count
         else:
-            visual = fraction > VISUAL_CHANGE_THRESHOLD
+            visual = fraction > floor
+        visual = visual or near
         typed = self._typed_text_appeared(pending, before["text"], facts["text"])
         if _submits_field(pending):
             # Submitting a field is judged by what it did to the page: a field that only cleared (values are
@@ -212,9 +268,36 @@ class Interaction:
         effect = (Effect.ERROR if errors else Effect.TYPED_TEXT if typed else Effect.COUNT if count
                   else Effect.DOM if markup else Effect.NAVIGATION if moved and changed
                   else Effect.VISUAL if changed else Effect.NOTHING)
+        expected, met = "", None
+        target = pending.target
+        if (target is not None and target.item and pending.action.kind is ActionKind.CLICK
+                and (target.type == "checkbox" or target.role in ("checkbox", "switch"))):
+            expected, met = _TICK_EXPECTED, dom or markup or count
+        if pending.item_text is not None:
+            expected = _DELETE_EXPECTED
+            if any(e["kind"] == "dialog" for e in self._log.since(pending.start_wall)):
+                detail = "a confirm dialog was dismissed: whether the delete works cannot be told"
+            else:
+                item = pending.item_text
+                met = facts["items"] < before["items"] or facts["text"].count(item) < before["text"].count(item)
+                if not met:
+                    detail = f"the item {item[:60]!r} is still there" + ("" if changed else "; nothing changed")
         return ActionResult(status=ResultStatus.CHANGED if changed else ResultStatus.NO_CHANGE, dom_changed=dom,
                             visual_changed=visual, errors=errors, detail=detail, effect=effect,
-                            idle_changed=moving)
+                            idle_changed=moving, expected=expected, expectation_met=met)
+
+    @staticmethod
+    def _near_pointer(pending: _Pending, after: bytes) -> bool:
+        """Whether a canvas changed where the pointer pressed, clearly more than it changed there while idle."""
+        if pending.clip is None or pending.reach is None or pending.clip_shot is None or pending.idle_clip_shot is None:
+            return False
+        x0, y0, x1, y1 = pending.reach
+        left, top = pending.clip["x"], pending.clip["y"]
+        region = (int(max(0, min(x0, x1) - left - _CANVAS_REACH_PX)), int(max(0, min(y0, y1) - top - _CANVAS_REACH_PX)),
+                  int(max(x0, x1) - left + _CANVAS_REACH_PX), int(max(y0, y1) - top + _CANVAS_REACH_PX))
+        moved = _changed_pixels(pending.clip_shot, after, region)
+        idle = _changed_pixels(pending.idle_clip_shot, pending.clip_shot, region)
+        return moved > _IDLE_FACTOR * idle + _CANVAS_MIN_PIXELS
 
     def _typed_text_appeared(self, pending: _Pending, before: str, after: str) -> bool:
         """Whether the text last typed into this field now shows outside fields (it was not there before)."""
@@ -253,9 +336,11 @@ class Interaction:
             pending.result = pending.result.model_copy(update={"effect": effect})
         pending.input_wall = self._input.last_input_wall
         if target is not None:
-            self._exercised.add(target.selector)
+            self._exercised.update((target.selector, control_shape(target)))
         await asyncio.sleep(self._config.action_pause_ms / 1000)
         await wait_for_render(self._page, timeout_s=1.5)
+        if pending.item_text is not None and pending.result is None and pending.pre_facts is not None:
+            await self._await_removal(pending.item_text, pending.pre_facts["text"].count(pending.item_text))
         if not self._page.url.startswith(self._origin):
             left_to = self._page.url
             await self._page.goto(self._app_url, wait_until="load", timeout=10_000)
@@ -264,14 +349,35 @@ class Interaction:
                                           detail=f"the page navigated to {left_to[:200]}; evalgrid went back")
         return pending
 
+    async def _await_removal(self, item_text: str, shown_before: int) -> None:
+        """Give a deleted item's exit animation time to end: poll until its text shows less often, up to a second."""
+        deadline = time.monotonic() + _REMOVAL_WAIT_S
+        while time.monotonic() < deadline:
+            if str(await self._page.evaluate(_VISIBLE_TEXT_JS)).count(item_text) < shown_before:
+                return
+            await asyncio.sleep(0.1)
+
+    async def _reveal(self, target: ElementInfo) -> None:
+        """Hover the row that shows a hover-revealed control, as a person's pointer would, until it shows."""
+        row = self._page.locator(target.reveal).first
+        await row.scroll_into_view_if_needed(timeout=_ACTION_TIMEOUT_MS)
+        box = await row.bounding_box(timeout=_ACTION_TIMEOUT_MS)
+        if box is not None:
+            await self._input.move_to(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+        await self._page.locator(target.selector).first.wait_for(state="visible", timeout=_ACTION_TIMEOUT_MS)
+        await settle_transitions(self._page)
+
     async def _perform(self, action: Action, target: ElementInfo | None, pending: _Pending) -> None:
         page = self._page
-        if action.kind in (ActionKind.CLICK, ActionKind.TYPE, ActionKind.SELECT, ActionKind.HOVER, ActionKind.DRAG):
+        if action.kind in (ActionKind.CLICK, ActionKind.DBLCLICK, ActionKind.TYPE, ActionKind.SELECT,
+                           ActionKind.HOVER, ActionKind.DRAG):
             if target is None:
                 pending.result = ActionResult(status=ResultStatus.FAILED,
                                               detail=f"no element {action.element} in the observation")
                 return
             locator = page.locator(target.selector).first
+            if target.reveal:
+                await self._reveal(target)
             await locator.scroll_into_view_if_needed(timeout=_ACTION_TIMEOUT_MS)
             box = await locator.bounding_box(timeout=_ACTION_TIMEOUT_MS)
             if box is None:
@@ -293,9 +399,18 @@ class Interaction:
             pending.pre_state = await state_signature(page)
             pending.pre_shot = await page.screenshot(**_SHOT)
             pending.pre_facts = await effect_facts(page)
+            if target.tag == "canvas":
+                await self._idle_control(pending, clip=await locator.bounding_box(timeout=_ACTION_TIMEOUT_MS))
+            if action.kind is ActionKind.CLICK and target.intent == "delete" and target.item:
+                pending.item_text = await page.evaluate(_ITEM_TEXT_JS, [target.item, target.selector]) or None
             pending.start_wall = time.time()
+            if target.tag == "canvas":
+                far = x + dx + (action.amount or 0.0) if action.kind is ActionKind.DRAG else x + dx
+                pending.reach = (x + dx, y + dy, far, y + dy)
             if action.kind is ActionKind.CLICK:
                 await self._input.click()
+            elif action.kind is ActionKind.DBLCLICK:
+                await self._input.dblclick()
             elif action.kind is ActionKind.TYPE:
                 await self._input.click()
                 await page.keyboard.press("ControlOrMeta+a")
@@ -357,17 +472,33 @@ class Interaction:
         pending.pre_shot = await page.screenshot(**_SHOT)
         pending.pre_facts = await effect_facts(page)
         if target is None:
-            # The control: the same interval with no input. What the page did by itself is not the key's.
-            idle_started = time.time()
-            await asyncio.sleep(self._config.action_pause_ms / 1000 + 0.25)
-            idle_shot, idle_facts = await page.screenshot(**_SHOT), await effect_facts(page)
-            pending.idle_seconds = time.time() - idle_started
-            pending.idle_fraction = changed_fraction(pending.pre_shot, idle_shot)
-            pending.idle_markup = idle_facts["markup"] != pending.pre_facts["markup"]
-            pending.pre_state, pending.pre_shot, pending.pre_facts = await state_signature(page), idle_shot, idle_facts
+            await self._idle_control(pending)
         pending.start_wall = time.time()
         self._input.last_input_wall = time.time()
         await page.keyboard.press(action.text or "Enter")
+
+    async def _idle_control(self, pending: _Pending, *, clip: Any = None) -> None:
+        """The control for input judged by pixels (keys on the page, a canvas): the same interval with no input.
+
+        What the page did by itself (a game loop, an animation) is not the input's. With ``clip`` (a canvas's
+        box) the pixels compared are the canvas's own.
+        """
+        page = self._page
+        before_facts = pending.pre_facts or {}
+        before_shot = await page.screenshot(clip=clip, **_SHOT) if clip else pending.pre_shot
+        idle_started = time.time()
+        await asyncio.sleep(self._config.action_pause_ms / 1000 + 0.25)
+        idle_shot = await page.screenshot(clip=clip, **_SHOT) if clip else await page.screenshot(**_SHOT)
+        idle_facts = await effect_facts(page)
+        pending.idle_seconds = time.time() - idle_started
+        pending.idle_fraction = changed_fraction(before_shot, idle_shot) if before_shot is not None else 0.0
+        pending.idle_markup = idle_facts["markup"] != before_facts.get("markup")
+        pending.pre_state, pending.pre_facts = await state_signature(page), idle_facts
+        if clip:
+            pending.clip, pending.clip_shot, pending.idle_clip_shot = clip, idle_shot, before_shot
+            pending.pre_shot = await page.screenshot(**_SHOT)
+        else:
+            pending.pre_shot = idle_shot
 
     async def _drag(self, action: Action, pending: _Pending, x: float, y: float) -> None:
         """Press on the element, move like a hand to the drop target (or ``amount`` px right), release."""
@@ -411,9 +542,20 @@ class Interaction:
                 observations.append(f"step {s.step}: error while acting: {err[:200]}")
         changed = sum(1 for s in self.trace if s.result.status is ResultStatus.CHANGED)
         overall = (f"{len(self.trace)} actions, {changed} with a visible effect; "
-                   f"{len(self._exercised & self._salient)} of {len(self._salient)} salient controls exercised.")
+                   f"{self._exercised_count()} of {len(self._salient)} salient controls exercised.")
         return AgentSummary(actions_performed=actions, observations=observations or ["no problem observed"],
                             overall_observation=overall)
+
+
+def _changed_pixels(before: bytes, after: bytes, region: tuple[int, int, int, int]) -> int:
+    """Pixels that differ clearly between two screenshots of the same size, inside ``region`` (x0, y0, x1, y1)."""
+    a = cv2.imdecode(np.frombuffer(before, np.uint8), cv2.IMREAD_GRAYSCALE)
+    b = cv2.imdecode(np.frombuffer(after, np.uint8), cv2.IMREAD_GRAYSCALE)
+    if a is None or b is None or a.shape != b.shape:
+        return 0
+    x0, y0, x1, y1 = region
+    diff = np.abs(a[y0:y1, x0:x1].astype(np.int16) - b[y0:y1, x0:x1].astype(np.int16)) > _PIXEL_DELTA
+    return int(diff.sum())
 
 
 def _submits_field(pending: _Pending) -> bool:

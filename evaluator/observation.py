@@ -51,6 +51,25 @@ class ElementInfo(_Wire):
     """``min`` attribute."""
     max: str = ""
     """``max`` attribute."""
+    intent: str = ""
+    """What the control is for, when the explorer treats it specially: ``delete`` (its name says it removes
+    something: a probe checks that its item goes), ``choice`` (one of a group of options of which one is
+    current, a filter or a tab: the current one rightly does nothing) (trace format 3)."""
+    item: str = ""
+    """CSS path of the list item or row the control belongs to (for a delete control without one: the nearest
+    ancestor that holds more than the control), empty when none (trace format 3)."""
+    shape: str = ""
+    """For a control inside a list item or row: the item's path without its position, the control's place in
+    it, and its label without the item's other words ("Remove Milk" in Milk's row reads "Remove"), so the same
+    control on every item has one shape; empty outside items (trace format 3)."""
+    reveal: str = ""
+    """CSS path of the ancestor whose hover shows the control (hidden until then); the geometry above is that
+    ancestor's. Empty for a control always shown (trace format 3)."""
+    dblclick: bool = False
+    """The element listens for a double click (an item edited in place) (trace format 3)."""
+    created: bool = False
+    """The control appeared after an action (a list item's checkbox, a new panel's tab): salient wherever it is
+    on the page, below the fold included (trace format 3)."""
 
 
 class ResultStatus(StrEnum):
@@ -69,7 +88,12 @@ class ResultStatus(StrEnum):
 
 
 class Effect(StrEnum):
-    """The effect oracle: what an action visibly did, strongest first (trace format 2)."""
+    """The effect oracle: what an action visibly did, strongest first (trace format 2).
+
+    Trace format 3 (collector-6) adds, all with defaults so older traces still load: the element's
+    ``intent``, ``item``, ``shape``, ``reveal``, ``dblclick`` and ``created``; the result's ``expected`` and
+    ``expectation_met``; the ``dblclick`` action.
+    """
 
     ERROR = "error"
     """An uncaught error or console error was raised."""
@@ -103,14 +127,22 @@ class ActionResult(_Wire):
     effect: Effect | None = None
     """The effect oracle's class (absent in traces before format 2)."""
     idle_changed: bool = False
-    """A key press's control: the page changed by itself in an idle interval of the same length, so only a
-    change beyond that counted as the key's effect."""
+    """A key press's or a canvas's control: the page changed by itself in an idle interval of the same length,
+    so only a change beyond that counted as the input's effect."""
+    expected: str = ""
+    """What a stateful probe expected the action to do (``the item is removed``); empty when the action was
+    not a probe (trace format 3)."""
+    expectation_met: bool | None = None
+    """Whether it did; ``None`` when not a probe or when it could not be told (a confirm dialog was dismissed)
+    (trace format 3)."""
 
 
 class ActionKind(StrEnum):
     """Actions a policy may take."""
 
     CLICK = "click"
+    DBLCLICK = "dblclick"
+    """Double-click the element (trace format 3)."""
     TYPE = "type"
     PRESS = "press"
     SELECT = "select"

@@ -40,6 +40,12 @@ _SUBMITTED_BY_ENTER = frozenset({"", "text", "search", "email", "url", "tel", "p
 _MAX_TRIES_PER_CONTROL = 2
 _UNTYPABLE = frozenset({"file", "hidden", "color", "date", "time", "datetime-local", "month", "week"})
 _CLICKED_INPUTS = frozenset({"checkbox", "radio", "range", "button", "submit", "reset", "image"})
+# The text given to an item opened for editing by a double click: unlike anything already on the page, so the
+# Enter that commits it is seen to change the item's text.
+_EDITED_TEXT = "Edited item 3"
+# A canvas is pressed (a click) and dragged across (a stroke): drawing apps and board games answer one of them.
+# The stroke stays inside the canvas: at most 0.4 of its width from a point near its centre.
+_CANVAS_DRAG_PX = 120.0
 _TEXT_VALUES = {
     "email": "ada.lovelace@example.com",
     "password": "Correct-Horse-42",
@@ -67,6 +73,27 @@ class _Memory:
     refill: dict[str, str] = field(default_factory=dict)
     """Button selector -> the field to type into again before it: the field Enter submitted and cleared, whose
     own submit button would otherwise be tried on an empty field."""
+    last_shape: str | None = None
+    """``control_shape`` of the control acted on last."""
+    last_kind: ActionKind | None = None
+    """The action taken last (a double click that opened something is followed by typing into it)."""
+    last_intent: str = ""
+    """The ``intent`` of the control acted on last."""
+    home: str | None = None
+    """The option (filter, tab) that was current at first (choosing it did nothing): chosen again before
+    finishing, so what the other options hid (their items' controls) is reached; ``""`` once done."""
+    worked: set[tuple[str, ActionKind]] = field(default_factory=set)
+    """Shapes (``control_shape``) and actions of per-item controls that did what they should: their twins on
+    other items are not tried again."""
+    recheck: dict[str, tuple[str, str]] = field(default_factory=dict)
+    """Controls whose probe's expected effect did not happen (a delete that left its item), and options that did
+    nothing (the current filter): tried again as soon as the page is in a new state, so a dead one is seen dead
+    twice and a current one is seen working once another was chosen. Shape -> (the state it failed in, the
+    selector that failed, tried again if it is still there); each shape once."""
+    shape_tries: dict[tuple[str, ActionKind], int] = field(default_factory=dict)
+    """Tries per shape: a per-item control that failed on two items is not tried on every other one."""
+    rechecked: set[str] = field(default_factory=set)
+    """Shapes already tried again: a control that keeps failing is not tried over and over."""
 
 
 @policies.register("explorer")
@@ -80,14 +107,36 @@ def explorer(*, config: AgentConfig, models: ModelAccess | None = None, query: Q
     - text entry is completed as a person completes it: Enter in the single-line field just typed into;
     - a page driven by keys pressed anywhere (a game, a slideshow: ``observation.keyboard``) gets the keys
       such apps use, pressed on the page, until three of them did something or all were tried;
+    - stateful probes: what an action created (a list item's checkbox, its delete button, a new panel) is
+      acted on first, wherever it is on the page; a delete comes after its item's other controls (it removes
+      what they act on), and one whose item stayed is tried again in a new state; so is an option (a filter,
+      a tab) that did nothing, being the current one, which is also chosen again before finishing (to reach
+      what the others hid); an item that listens for a double click is double-clicked, and the field that
+      opens gets new text, committed with Enter; a control repeated on every item (same place in its item,
+      same label once the item's own words are left out) is tried on one item only once it worked there, and
+      on two at most when it did not;
+    - a canvas that listens for presses is clicked and dragged across;
     - finishes when nothing untried is left (the loop's coverage gate and budget still apply).
     """
     del config, models, query  # the explorer needs none of them; the signature is the registry's contract
     memory = _Memory()
 
     async def choose(observation: Observation) -> Action:
-        if memory.last_selector is not None and observation.last_result is not None:
-            memory.results.setdefault(memory.last_selector, []).append(observation.last_result.status)
+        last = observation.last_result
+        editing = memory.last_kind is ActionKind.DBLCLICK and last is not None and last.status is ResultStatus.CHANGED
+        if memory.last_selector is not None and last is not None:
+            memory.results.setdefault(memory.last_selector, []).append(last.status)
+            current = memory.last_intent == "choice" and last.status is ResultStatus.NO_CHANGE
+            shape = memory.last_shape or memory.last_selector
+            if (last.expectation_met is False or current) and shape not in memory.rechecked:
+                memory.recheck[shape] = (memory.recent_states[-1] if memory.recent_states else "",
+                                         memory.last_selector)
+            if current and memory.home is None:
+                memory.home = memory.last_selector
+            if (last.status is ResultStatus.CHANGED and last.expectation_met is not False
+                    and memory.last_kind is not None):
+                memory.worked.add((shape, memory.last_kind))
+        memory.last_shape, memory.last_kind, memory.last_intent = None, None, ""
         if memory.pressing and observation.last_result is not None:
             memory.keys_effective += observation.last_result.status is ResultStatus.CHANGED
         memory.pressing = False
@@ -114,15 +163,31 @@ def explorer(*, config: AgentConfig, models: ModelAccess | None = None, query: Q
                           reason=f"{KEY_PROBE_REASON} ({observation.keyboard}): press {key}")
         stagnant = len(memory.recent_states) == _STAGNATION_LIMIT and len(set(memory.recent_states)) == 1
         origin = _origin(observation.url)
-        candidates = [(e, a) for e in _ordered(observation) if (a := _action_for(e, origin)) is not None]
+        candidates = [(e, a) for e in _ordered(observation) for a in _actions_for(e, origin)]
+        recheck = _recheck(memory, observation, candidates)
+        if recheck is not None:
+            return recheck
+        if editing:
+            for element, action in candidates:
+                if (element.created and action.kind is ActionKind.TYPE and element.tag == "input"
+                        and element.type in _SUBMITTED_BY_ENTER and (element.selector, "type") not in memory.tried):
+                    return _take(memory, element, action.model_copy(update={"text": _EDITED_TEXT}),
+                                 observation.state, "give the item opened by the double click new text")
         for element, action in candidates:
-            if (element.selector, action.kind.value) not in memory.tried:
+            use = (control_shape(element), action.kind)
+            if ((element.selector, action.kind.value) not in memory.tried and use not in memory.worked
+                    and memory.shape_tries.get(use, 0) < _MAX_TRIES_PER_CONTROL):
                 refill = _refill(memory, observation, element)
                 if refill is not None:
                     return refill
                 return _take(memory, element, action, observation.state, "not exercised yet")
+        home = _go_home(memory, observation, candidates)
+        if home is not None:
+            return home
         if not stagnant:
             for element, action in candidates:
+                if (element.selector, action.kind.value) not in memory.tried:
+                    continue  # never tried: a twin of a per-item control tried on another item
                 states = memory.tried[(element.selector, action.kind.value)]
                 if (observation.state not in states and len(states) < _MAX_TRIES_PER_CONTROL
                         and memory.results.get(element.selector, [None])[-1] is ResultStatus.NO_CHANGE):
@@ -134,9 +199,43 @@ def explorer(*, config: AgentConfig, models: ModelAccess | None = None, query: Q
     return choose
 
 
+def _go_home(memory: _Memory, observation: Observation, candidates: list[tuple[ElementInfo, Action]]
+             ) -> Action | None:
+    """Once, when all else was tried: choose again the option that was current at first (a list's "All")."""
+    for element, action in candidates:
+        if element.selector == memory.home:
+            memory.home = ""  # once
+            if observation.state not in memory.tried.get((element.selector, action.kind.value), []):
+                return _take(memory, element, action, observation.state,
+                             "back to the option current at first: what the others hid")
+    return None
+
+
+def _recheck(memory: _Memory, observation: Observation, candidates: list[tuple[ElementInfo, Action]]
+             ) -> Action | None:
+    """Try a control whose expected effect did not happen again, once the page is in a state it failed in: the
+    same one if it is still there, else its twin on another item (the list was redrawn)."""
+    due = {shape: selector for shape, (state, selector) in memory.recheck.items() if state != observation.state}
+    if not due:
+        return None
+    ranked = sorted(candidates, key=lambda c: c[0].selector not in due.values())
+    for element, action in ranked:
+        shape = control_shape(element)
+        if shape in due:
+            del memory.recheck[shape]
+            memory.rechecked.add(shape)
+            return _take(memory, element, action, observation.state,
+                         "try again in a new state: it did nothing, or not what it should")
+    return None
+
+
 def _take(memory: _Memory, element: ElementInfo, action: Action, state: str, why: str) -> Action:
     memory.tried.setdefault((element.selector, action.kind.value), []).append(state)
     memory.last_selector = element.selector
+    memory.last_shape = control_shape(element)
+    use = (memory.last_shape, action.kind)
+    memory.shape_tries[use] = memory.shape_tries.get(use, 0) + 1
+    memory.last_kind, memory.last_intent = action.kind, element.intent
     if action.kind is ActionKind.TYPE and element.tag == "input" and element.type in _SUBMITTED_BY_ENTER:
         memory.submit = element.selector
     return action.model_copy(update={"reason": why})
@@ -150,8 +249,8 @@ def _button_after(observation: Observation, field_selector: str) -> ElementInfo 
         return None
     form = elements[at].form
     for e in elements[at + 1:]:
-        if form and e.form != form:
-            continue
+        if (form and e.form != form) or e.item:
+            continue  # another form's button, or one item's own (its delete), submits nothing
         if e.tag == "button" or (e.tag == "input" and e.type in ("submit", "button")):
             return e
     return None
@@ -192,24 +291,47 @@ def is_actionable(element: ElementInfo, origin: str) -> bool:
     return True
 
 
+def control_shape(element: ElementInfo) -> str:
+    """What stands for the control when counting what was tried: its ``shape`` inside a list item (one item's
+    checkbox or delete button stands for the same on every item), else its selector."""
+    return element.shape or element.selector
+
+
 def _ordered(observation: Observation) -> list[ElementInfo]:
-    """Salient (near the top) first, then the rest; document order inside each group."""
-    return ([e for e in observation.elements if e.in_viewport]
-            + [e for e in observation.elements if not e.in_viewport])
+    """What an action created first (act on what was made), then the salient controls near the top, then the
+    rest; document order inside each group, except that a canvas comes first (the page's main surface) and a
+    delete after its item's other controls (it removes what they act on)."""
+    elements = observation.elements
+
+    def place(e: ElementInfo) -> tuple[int, float]:
+        group = 0 if e.created else 1 if e.in_viewport else 2
+        if e.tag == "canvas":
+            return group, -1.0  # the page's main surface (a drawing, a board): before its toolbars use the budget
+        if e.intent != "delete" or not e.item:
+            return group, e.index
+        last = max((o.index for o in elements if o.item == e.item and o.intent != "delete"), default=e.index)
+        return group, max(e.index, last + 0.5)
+    return sorted(elements, key=place)
 
 
-def _action_for(element: ElementInfo, origin: str) -> Action | None:
+def _actions_for(element: ElementInfo, origin: str) -> list[Action]:
+    """How a person uses the element: typed into, chosen from, clicked, double-clicked, or drawn on."""
     if not is_actionable(element, origin):
-        return None
+        return []
     tag, kind = element.tag, element.type
     if tag == "select":
         choice = element.options[1] if len(element.options) > 1 else (element.options or [""])[0]
-        return Action(kind=ActionKind.SELECT, element=element.index, text=choice)
+        return [Action(kind=ActionKind.SELECT, element=element.index, text=choice)]
     if tag == "input" and kind == "range":
-        return Action(kind=ActionKind.CLICK, element=element.index, amount=0.75)
+        return [Action(kind=ActionKind.CLICK, element=element.index, amount=0.75)]
     if tag == "textarea" or (tag == "input" and kind not in _CLICKED_INPUTS):
-        return Action(kind=ActionKind.TYPE, element=element.index, text=_value_for(element))
-    return Action(kind=ActionKind.CLICK, element=element.index)
+        return [Action(kind=ActionKind.TYPE, element=element.index, text=_value_for(element))]
+    if tag == "canvas":
+        return [Action(kind=ActionKind.CLICK, element=element.index),
+                Action(kind=ActionKind.DRAG, element=element.index, amount=min(_CANVAS_DRAG_PX, element.width * 0.4))]
+    if element.dblclick:
+        return [Action(kind=ActionKind.DBLCLICK, element=element.index)]
+    return [Action(kind=ActionKind.CLICK, element=element.index)]
 
 
 def _value_for(element: ElementInfo) -> str:

@@ -12,7 +12,10 @@
   // it. A listener on a container most of the screen wide (a framework's root, delegating every event)
   // is not a control.
   const CLICK = Symbol.for('evalgrid.click');
-  const scripted = (el) => el[CLICK] === true || getComputedStyle(el).cursor === 'pointer';
+  const DBLCLICK = Symbol.for('evalgrid.dblclick');
+  const PRESS = Symbol.for('evalgrid.press');
+  const doubled = (el) => el[DBLCLICK] === true || typeof el.ondblclick === 'function';
+  const scripted = (el) => el[CLICK] === true || doubled(el) || getComputedStyle(el).cursor === 'pointer';
   const pointer = [];
   const all = document.body ? document.body.getElementsByTagName('*') : [];
   for (let i = 0; i < all.length && i < 6000; i++) {
@@ -24,12 +27,88 @@
     if (parent && parent !== document.body && getComputedStyle(parent).cursor === 'pointer') continue;
     if (getComputedStyle(el).cursor !== 'pointer' &&
         Array.from(el.children).some((c) => getComputedStyle(c).cursor === 'pointer')) continue;
-    if (el.closest(selector) || el.querySelector(selector)) continue;
+    // (an item edited by a double click may hold its own checkbox and delete button: it stays a control)
+    if (el.tagName === 'CANVAS' || (!doubled(el) && (el.closest(selector) || el.querySelector(selector)))) continue;
     const box = el.getBoundingClientRect();
-    if (el[CLICK] === true && box.width * box.height > 0.25 * innerWidth * innerHeight) continue;
+    if ((el[CLICK] === true || doubled(el)) && getComputedStyle(el).cursor !== 'pointer' &&
+        box.width * box.height > 0.25 * innerWidth * innerHeight) continue;
     pointer.push(el);
   }
-  const candidates = Array.from(document.querySelectorAll(selector)).concat(pointer)
+  // A canvas is a control when it listens for presses (drawing, a board game) or its cursor says so; a chart
+  // (tooltips on hover, at most a click) is not.
+  const canvases = Array.from(document.querySelectorAll('canvas')).filter((c) => {
+    const r = c.getBoundingClientRect();
+    const cursor = getComputedStyle(c).cursor;
+    return r.width >= 60 && r.height >= 60 && (c[PRESS] === true || typeof c.onmousedown === 'function' ||
+      typeof c.onpointerdown === 'function' || cursor === 'crosshair' || cursor === 'pointer');
+  });
+  // Controls hidden until their row is hovered (a delete button shown by `.row:hover .delete`): found through
+  // the style sheets' :hover rules whose hovered part is an ancestor of the control. Revealed by a script's
+  // mouseenter, they stay unseen.
+  let hoverRules = null;
+  const hoverSelectors = () => {
+    if (hoverRules) return hoverRules;
+    hoverRules = [];
+    const walk = (rules) => {
+      for (const rule of rules) {
+        if (rule.selectorText && rule.selectorText.includes(':hover')) {
+          for (const one of rule.selectorText.split(',')) if (one.includes(':hover')) hoverRules.push(one.trim());
+        }
+        if (rule.cssRules) walk(rule.cssRules);
+      }
+    };
+    for (const sheet of Array.from(document.styleSheets)) {
+      try { walk(sheet.cssRules); } catch (e) { /* a cross-origin sheet cannot be read */ }
+    }
+    return hoverRules;
+  };
+  const revealer = (el) => {
+    for (const rule of hoverSelectors()) {
+      const at = rule.lastIndexOf(':hover');
+      if (!/^\s*[>\s]/.test(rule.slice(at + 6)) || /^\s*$/.test(rule.slice(at + 6))) continue;  // hovered: an ancestor
+      const whole = rule.replace(/:hover/g, ''), hovered = rule.slice(0, at).replace(/:hover/g, '');
+      try {
+        for (let node = el, depth = 0; node && depth < 4; node = node.parentElement, depth++) {
+          if (!node.matches(whole)) continue;
+          const row = node.parentElement && node.parentElement.closest(hovered);
+          if (row && row.getClientRects().length > 0) return row;
+        }
+      } catch (e) { /* a selector that means nothing once :hover is stripped */ }
+    }
+    return null;
+  };
+  // What a control belongs to: its list item or row, else the nearest ancestor that holds more than it (the
+  // thing a delete button deletes).
+  const DELETE = /delete|remove|trash|discard|destroy|[\u00d7\u2715\u2716\u2717\u274c]|\u{1F5D1}|\u5220\u9664|\u79fb\u9664/iu;
+  const deletes = (el) => [el.getAttribute('aria-label'), el.getAttribute('title'), el.getAttribute('class'),
+                           el.getAttribute('name'), el.getAttribute('data-action'),
+                           (el.textContent || '').trim().slice(0, 40)].some((v) => v && DELETE.test(v));
+  // One of a group of options of which one is current (filters, tabs, radios): choosing the current one
+  // rightly changes nothing.
+  const current = (e) => !!e && (e.getAttribute('aria-pressed') === 'true' || e.getAttribute('aria-selected') === 'true' ||
+    (e.hasAttribute('aria-current') && e.getAttribute('aria-current') !== 'false') ||
+    (e.type === 'radio' && e.checked) ||
+    /(^|[\s_-])(selected|active|current)($|[\s_-])/i.test(e.getAttribute('class') || ''));
+  const choice = (el) => {
+    for (let box = el.parentElement, depth = 0; box && box !== document.body && depth < 2;
+         box = box.parentElement, depth++) {
+      const peers = Array.from(box.querySelectorAll(el.tagName)).filter((p) => p.type === el.type);
+      if (peers.length < 2 || peers.length > 8) continue;
+      if (peers.some((p) => current(p) || (p.parentElement !== box && current(p.parentElement)))) return true;
+    }
+    return false;
+  };
+  const itemOf = (el, intent) => {
+    const item = el.closest('li, tr, [role=listitem], [role=row]');
+    if (item || intent !== 'delete') return item;
+    const own = (el.innerText || '').trim().length;
+    for (let node = el.parentElement, depth = 0; node && node !== document.body && depth < 3;
+         node = node.parentElement, depth++) {
+      if ((node.innerText || '').trim().length > own) return node;
+    }
+    return null;
+  };
+  const candidates = Array.from(document.querySelectorAll(selector)).concat(pointer, canvases)
     .sort((a, b) => (a.compareDocumentPosition(b) & Node.DOCUMENT_POSITION_FOLLOWING) ? -1 : 1);
   for (let el of candidates) {
     if (seen.has(el)) continue;
@@ -43,16 +122,42 @@
       seen.add(label);
       el = label;
     }
-    const r = el.getBoundingClientRect();
+    // A label whose own control is shown is that control a second time.
+    if (el.tagName === 'LABEL' && el.control && el.control.getClientRects().length > 0) continue;
+    let r = el.getBoundingClientRect();
     const st = getComputedStyle(el);
     // A custom checkbox hides its native input (tiny or transparent) but keeps it rendered.
     const hiddenInput = el.tagName === 'INPUT' && (el.type === 'checkbox' || el.type === 'radio') &&
       (r.width < 2 || r.height < 2 || st.opacity === '0');
-    if (!hiddenInput && (r.width < 2 || r.height < 2 || st.visibility === 'hidden' || st.display === 'none' ||
-        Number(st.opacity) < 0.05)) continue;
+    const hidden = r.width < 2 || r.height < 2 || st.visibility === 'hidden' || st.display === 'none' ||
+      Number(st.opacity) < 0.05;
+    const row = !hiddenInput && hidden ? revealer(el) : null;
+    if (!hiddenInput && hidden && !row) continue;
+    if (row) r = row.getBoundingClientRect();  // where the pointer goes first: the row that reveals it
     if (el.closest('[aria-hidden=true], [inert]')) continue;
+    const intent = el.tagName === 'CANVAS' ? '' : deletes(el) ? 'delete' : choice(el) ? 'choice' : '';
+    const item = itemOf(el, intent);
     const label = (el.getAttribute('aria-label') || el.innerText || el.value || el.placeholder ||
                    el.getAttribute('title') || el.getAttribute('alt') || '').trim().replace(/\s+/g, ' ').slice(0, 80);
+    // The same control on every item: its place in the item, and its label without the words of the item's
+    // other text ("Remove Milk" in Milk's row reads "Remove"). An item that is nothing but the control (a
+    // menu's link) keeps the whole label: each link is its own.
+    let shape = '';
+    if (item && item !== el && item.contains(el)) {
+      const rest = (item.innerText || '').replace(el.innerText || '', ' ').toLowerCase();
+      const without = (text) => {
+        const words = new Set(text.split(/[^\p{L}\p{N}]+/u).filter(Boolean));
+        return label.split(/\s+/).filter((w) => !words.has(w.toLowerCase().replace(/[^\p{L}\p{N}]/gu, ''))).join(' ');
+      };
+      // (a label all of whose words show in the item, beside a badge that repeats it: the item's name is its
+      // longest line)
+      const longest = rest.split('\n').map((t) => t.trim()).sort((a, b) => b.length - a.length)[0] || '';
+      const own = !rest.trim() ? label : without(rest) || without(longest);
+      const place = [];
+      for (let node = el; node && node !== item; node = node.parentElement) place.unshift(node.tagName.toLowerCase());
+      const where = cssPath(item).replace(/:nth-of-type\(\d+\)$/, '');
+      shape = `${where} >> ${place.join(' > ')} | ${own}`;
+    }
     const cx = r.left + r.width / 2, cy = r.top + r.height / 2;
     out.push({
       selector: cssPath(el), tag: el.tagName.toLowerCase(), role: el.getAttribute('role') || '',
@@ -63,6 +168,7 @@
       form: el.form ? cssPath(el.form) : '',
       min: el.getAttribute('min') || '', max: el.getAttribute('max') || '',
       options: el.tagName === 'SELECT' ? Array.from(el.options).map((o) => o.value).slice(0, 20) : [],
+      intent, item: item ? cssPath(item) : '', shape, reveal: row ? cssPath(row) : '', dblclick: doubled(el),
     });
   }
   return out;
