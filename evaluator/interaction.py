@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
@@ -65,6 +66,10 @@ _IDLE_MARGIN = 0.002
 _CANVAS_MIN_PIXELS = 40
 _CANVAS_REACH_PX = 40
 _PIXEL_DELTA = 24  # as probes.changed_fraction: a grey-level difference above JPEG noise
+# An idle interval is sampled this many times, and its idle change is the most that changed between any
+# two samples: one comparison of two instants undercounts a periodic motion (a marker that wraps round to near
+# where it was, a loop that happened to skip its ticks), and the input's interval would then seem to add change.
+_IDLE_SAMPLES = 4
 _SINGLE_LINE = frozenset({"", "text", "search", "email", "url", "tel", "password", "number"})
 # A delete's item may leave with a short exit animation: its removal is awaited this long before it counts as
 # still there.
@@ -116,8 +121,8 @@ class _Pending:
     """For a canvas: its box in the viewport, the only pixels its input is judged by."""
     clip_shot: bytes | None = None
     """For a canvas: its pixels just before the input (after the idle interval)."""
-    idle_clip_shot: bytes | None = None
-    """For a canvas: its pixels at the start of the idle interval."""
+    idle_clip_shots: tuple[bytes, ...] = ()
+    """For a canvas: its pixels sampled through the idle interval, the last being ``clip_shot``."""
     reach: tuple[float, float, float, float] | None = None
     """For a canvas: the box (x0, y0, x1, y1, viewport px) the pointer went through, pressed."""
     item_text: str | None = None
@@ -289,14 +294,14 @@ class Interaction:
     @staticmethod
     def _near_pointer(pending: _Pending, after: bytes) -> bool:
         """Whether a canvas changed where the pointer pressed, clearly more than it changed there while idle."""
-        if pending.clip is None or pending.reach is None or pending.clip_shot is None or pending.idle_clip_shot is None:
+        if pending.clip is None or pending.reach is None or pending.clip_shot is None or not pending.idle_clip_shots:
             return False
         x0, y0, x1, y1 = pending.reach
         left, top = pending.clip["x"], pending.clip["y"]
         region = (int(max(0, min(x0, x1) - left - _CANVAS_REACH_PX)), int(max(0, min(y0, y1) - top - _CANVAS_REACH_PX)),
                   int(max(x0, x1) - left + _CANVAS_REACH_PX), int(max(y0, y1) - top + _CANVAS_REACH_PX))
         moved = _changed_pixels(pending.clip_shot, after, region)
-        idle = _changed_pixels(pending.idle_clip_shot, pending.clip_shot, region)
+        idle = _most_changed_pixels(pending.idle_clip_shots, region)
         return moved > _IDLE_FACTOR * idle + _CANVAS_MIN_PIXELS
 
     def _typed_text_appeared(self, pending: _Pending, before: str, after: str) -> bool:
@@ -481,21 +486,26 @@ class Interaction:
         """The control for input judged by pixels (keys on the page, a canvas): the same interval with no input.
 
         What the page did by itself (a game loop, an animation) is not the input's. With ``clip`` (a canvas's
-        box) the pixels compared are the canvas's own.
+        box) the pixels compared are the canvas's own. The interval is sampled (``_IDLE_SAMPLES``) and its change
+        is the most that changed between any two samples.
         """
         page = self._page
         before_facts = pending.pre_facts or {}
-        before_shot = await page.screenshot(clip=clip, **_SHOT) if clip else pending.pre_shot
+        first = await page.screenshot(clip=clip, **_SHOT) if clip else pending.pre_shot
+        shots: list[bytes] = [first] if first is not None else []
         idle_started = time.time()
-        await asyncio.sleep(self._config.action_pause_ms / 1000 + 0.25)
-        idle_shot = await page.screenshot(clip=clip, **_SHOT) if clip else await page.screenshot(**_SHOT)
+        pause = self._config.action_pause_ms / 1000 + 0.25
+        for _ in range(_IDLE_SAMPLES - 1):
+            await asyncio.sleep(pause / (_IDLE_SAMPLES - 1))
+            shots.append(await page.screenshot(clip=clip, **_SHOT) if clip else await page.screenshot(**_SHOT))
+        idle_shot = shots[-1]
         idle_facts = await effect_facts(page)
         pending.idle_seconds = time.time() - idle_started
-        pending.idle_fraction = changed_fraction(before_shot, idle_shot) if before_shot is not None else 0.0
+        pending.idle_fraction = _most_changed_pixels(shots) / max(_pixel_count(idle_shot), 1)
         pending.idle_markup = idle_facts["markup"] != before_facts.get("markup")
         pending.pre_state, pending.pre_facts = await state_signature(page), idle_facts
         if clip:
-            pending.clip, pending.clip_shot, pending.idle_clip_shot = clip, idle_shot, before_shot
+            pending.clip, pending.clip_shot, pending.idle_clip_shots = clip, idle_shot, tuple(shots)
             pending.pre_shot = await page.screenshot(**_SHOT)
         else:
             pending.pre_shot = idle_shot
@@ -556,6 +566,22 @@ def _changed_pixels(before: bytes, after: bytes, region: tuple[int, int, int, in
     x0, y0, x1, y1 = region
     diff = np.abs(a[y0:y1, x0:x1].astype(np.int16) - b[y0:y1, x0:x1].astype(np.int16)) > _PIXEL_DELTA
     return int(diff.sum())
+
+
+def _most_changed_pixels(shots: Sequence[bytes], region: tuple[int, int, int, int] | None = None) -> int:
+    """The most pixels that differ clearly between any two of ``shots`` (the same size), inside ``region``."""
+    grey = [g for g in (cv2.imdecode(np.frombuffer(s, np.uint8), cv2.IMREAD_GRAYSCALE) for s in shots) if g is not None]
+    frames = [g.astype(np.int16) for g in grey if g.shape == grey[0].shape]
+    if region is not None:
+        x0, y0, x1, y1 = region
+        frames = [f[y0:y1, x0:x1] for f in frames]
+    return max((int((np.abs(a - b) > _PIXEL_DELTA).sum()) for i, a in enumerate(frames) for b in frames[i + 1:]),
+               default=0)
+
+
+def _pixel_count(shot: bytes) -> int:
+    image = cv2.imdecode(np.frombuffer(shot, np.uint8), cv2.IMREAD_GRAYSCALE)
+    return 0 if image is None else int(image.size)
 
 
 def _submits_field(pending: _Pending) -> bool:
