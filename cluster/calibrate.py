@@ -204,7 +204,7 @@ def measure(outcomes: Iterable[Outcome], run_dir: Path, *, agent: AgentConfig, j
     working = [s[0] for a in apps if (s := _scores(by_version[(a, ORIGINAL)])) is not None]
     broken = [p.twin[0] for p in functional if p.twin]
     versions = {o.judge_label for o in by_query.values() if o.judge_label}
-    version = _judge_version(run_dir, by_query.values()) or ", ".join(sorted(versions)) or judge.name
+    version = stored_judge_version(run_dir, by_query.values()) or ", ".join(sorted(versions)) or judge.name
     excluded: dict[str, int] = defaultdict(int)
     for p in pairs:
         if p.excluded:
@@ -267,7 +267,11 @@ def _same_first_screen(run_dir: Path, original: Outcome, twin: Outcome) -> bool:
     return bool(changed / (a.shape[0] * a.shape[1]) <= _SAME_SCREEN_MAX_CHANGED)
 
 
-def _judge_version(run_dir: Path, outcomes: Iterable[Outcome]) -> str | None:
+def stored_judge_version(run_dir: Path, outcomes: Iterable[Outcome]) -> str | None:
+    """``name:rubric_version`` of the judge that issued the first stored verdict among ``outcomes``, if any.
+
+    Calibrations are keyed by it, and a sweep's scores are matched to a calibration by it.
+    """
     for outcome in outcomes:
         path = run_dir / "verdicts" / f"{outcome.verdict_key}.json"
         if outcome.verdict_key and path.is_file():

@@ -14,7 +14,7 @@ from typing import NamedTuple
 
 from pydantic import ValidationError
 
-from cluster.calibrate import Calibration, _judge_version
+from cluster.calibrate import Calibration, stored_judge_version
 from cluster.results import ResultsLog
 from cluster.sweep import SweepSpec
 from evaluator.models import AgentConfig, JudgeConfig
@@ -36,7 +36,7 @@ def find_calibration(run_dir: Path) -> CalibrationMatch:
     except (OSError, ValueError, KeyError, ValidationError):
         return CalibrationMatch(None, "No calibration: the run directory has no readable sweep.json.")
     judge, agent = spec.judge_panel[0], spec.agent
-    version = _judge_version(run_dir, ResultsLog(run_dir / "results.jsonl").load().values())
+    version = stored_judge_version(run_dir, ResultsLog(run_dir / "results.jsonl").load().values())
     make = _command(judge, agent)
     if version is None:
         return CalibrationMatch(None, f"No calibration shown: the sweep has no verdict yet. {make}")
