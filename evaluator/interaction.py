@@ -300,7 +300,7 @@ class Interaction:
         left, top = pending.clip["x"], pending.clip["y"]
         region = (int(max(0, min(x0, x1) - left - _CANVAS_REACH_PX)), int(max(0, min(y0, y1) - top - _CANVAS_REACH_PX)),
                   int(max(x0, x1) - left + _CANVAS_REACH_PX), int(max(y0, y1) - top + _CANVAS_REACH_PX))
-        moved = _changed_pixels(pending.clip_shot, after, region)
+        moved = _most_changed_pixels((pending.clip_shot, after), region)
         idle = _most_changed_pixels(pending.idle_clip_shots, region)
         return moved > _IDLE_FACTOR * idle + _CANVAS_MIN_PIXELS
 
@@ -555,17 +555,6 @@ class Interaction:
                    f"{self._exercised_count()} of {len(self._salient)} salient controls exercised.")
         return AgentSummary(actions_performed=actions, observations=observations or ["no problem observed"],
                             overall_observation=overall)
-
-
-def _changed_pixels(before: bytes, after: bytes, region: tuple[int, int, int, int]) -> int:
-    """Pixels that differ clearly between two screenshots of the same size, inside ``region`` (x0, y0, x1, y1)."""
-    a = cv2.imdecode(np.frombuffer(before, np.uint8), cv2.IMREAD_GRAYSCALE)
-    b = cv2.imdecode(np.frombuffer(after, np.uint8), cv2.IMREAD_GRAYSCALE)
-    if a is None or b is None or a.shape != b.shape:
-        return 0
-    x0, y0, x1, y1 = region
-    diff = np.abs(a[y0:y1, x0:x1].astype(np.int16) - b[y0:y1, x0:x1].astype(np.int16)) > _PIXEL_DELTA
-    return int(diff.sum())
 
 
 def _most_changed_pixels(shots: Sequence[bytes], region: tuple[int, int, int, int] | None = None) -> int:
