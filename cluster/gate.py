@@ -1,7 +1,9 @@
-"""The driver's side of a Kubernetes sandbox's gate (``images/sandbox/gate.js``).
+"""The driver's side of a Kubernetes sandbox's gate (``images/sandbox/gate.js``), and of a build pod.
 
 A connection to the gate starts with one JSON line naming the sandbox's token and a channel
 (``control``, ``devtools`` or ``audio``); after it, the connection is that channel's byte stream.
+A build pod (``images/sandbox/buildd.js --listen``) takes one connection whose first line is the build
+request, token included, and answers with one line.
 Run as ``python -m cluster.gate audio HOST PORT TOKEN_FILE PAREC_ARGS...`` it is the audio
 capture process: the pod's sound as raw PCM on standard output (the token is read from a file so
 it never appears in a process listing).
@@ -15,23 +17,16 @@ import json
 import sys
 from pathlib import Path
 
-from cluster.bridge import Upstream
+from cluster.bridge import MESSAGE_LIMIT, Upstream
 from evaluator.errors import SandboxError
 
-_STREAM_LIMIT = 64 * 1024 * 1024  # the longest control reply line (a server log) the driver accepts
 
-
-async def open_gate(host: str, port: int, token: str, channel: str, *, timeout: float = 10.0,
-                    args: list[str] | None = None) -> Upstream:
-    """Open ``channel`` on the gate at ``host:port``; raises :class:`SandboxError` when it cannot be reached."""
+async def connect(host: str, port: int, *, timeout: float = 10.0, limit: int = MESSAGE_LIMIT) -> Upstream:
+    """A TCP connection to a sandbox pod; raises :class:`SandboxError` when it cannot be reached."""
     try:
-        reader, writer = await asyncio.wait_for(asyncio.open_connection(host, port, limit=_STREAM_LIMIT), timeout)
+        reader, writer = await asyncio.wait_for(asyncio.open_connection(host, port, limit=limit), timeout)
     except (OSError, TimeoutError) as exc:
-        raise SandboxError(f"the sandbox gate at {host}:{port} cannot be reached: {exc!r}") from exc
-    hello: dict[str, object] = {"token": token, "channel": channel}
-    if args is not None:
-        hello["args"] = args
-    writer.write(json.dumps(hello).encode() + b"\n")
+        raise SandboxError(f"the sandbox pod at {host}:{port} cannot be reached: {exc!r}") from exc
 
     async def close() -> None:
         writer.close()
@@ -39,6 +34,17 @@ async def open_gate(host: str, port: int, token: str, channel: str, *, timeout: 
             await writer.wait_closed()
 
     return Upstream(reader, writer, close)
+
+
+async def open_gate(host: str, port: int, token: str, channel: str, *, timeout: float = 10.0,
+                    args: list[str] | None = None) -> Upstream:
+    """Open ``channel`` on the gate at ``host:port``; raises :class:`SandboxError` when it cannot be reached."""
+    upstream = await connect(host, port, timeout=timeout)
+    hello: dict[str, object] = {"token": token, "channel": channel}
+    if args is not None:
+        hello["args"] = args
+    upstream.writer.write(json.dumps(hello).encode() + b"\n")
+    return upstream
 
 
 async def _capture(host: str, port: int, token_file: Path, args: list[str]) -> int:

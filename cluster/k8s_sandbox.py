@@ -1,12 +1,19 @@
-"""The Kubernetes sandbox backend: one hardened pod per worker, created by the worker through the API.
+"""The Kubernetes sandbox backend: one hardened machinery pod per worker, and one app pod per build.
 
-The pod runs the same image as the Docker backend. It has a network interface (pods always do),
+The pods run the same image as the Docker backend. They have a network interface (pods always do),
 so isolation comes from the chart's NetworkPolicy (no egress at all; ingress only from evalgrid's
 worker pods, on the gate port) plus everything the Docker backend does: non-root, every capability
 dropped, no privilege escalation, a read-only root with size-capped memory volumes, CPU and memory
 limits, RuntimeDefault seccomp, no service-account token, and optionally a RuntimeClass such as
-gVisor. The driver reaches the pod only through its gate (``images/sandbox/gate.js``), which
-refuses connections without the sandbox's token.
+gVisor. The driver reaches the machinery's pod only through its gate (``images/sandbox/gate.js``),
+which refuses connections without the sandbox's token; the token is a file only the pod's user can
+read (a downward-API volume of the pod's annotation), never an environment variable. Each new pod
+probes its own egress first, and the evidence says what the probe found; a pod that reaches
+anything is refused unless the configuration says otherwise.
+
+A component or project answer is built in a pod of its own (uid 10002, its own token, the same
+hardening), deleted with everything it started when the build is done: two containers of one pod
+would share a network namespace, and Kubernetes cannot restart one container on demand.
 
 What Kubernetes cannot do per pod: a pids limit (set the kubelet's ``podPidsLimit`` on the
 nodes that run sandboxes), and egress denial without a CNI that enforces NetworkPolicy.
@@ -37,8 +44,15 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic.alias_generators import to_camel
 
 from cluster.bridge import OpenUpstream, Upstream
-from cluster.container_sandbox import SANDBOX_USER, ContainerSandbox, SandboxLimits
-from cluster.gate import open_gate
+from cluster.container_sandbox import (
+    APP_USER,
+    BUILD_REPLY_LIMIT,
+    SANDBOX_USER,
+    BuildRequest,
+    ContainerSandbox,
+    SandboxLimits,
+)
+from cluster.gate import connect, open_gate
 from cluster.kube import api_client, current_namespace
 from cluster.ownership import host_prefix, owner_alive, owner_id
 from evaluator.errors import ConfigError, SandboxError
@@ -46,7 +60,11 @@ from evaluator.soundtrack import AudioSource, parec_arguments
 
 ROLE_LABEL = "evalgrid.io/role"
 OWNER_UID_LABEL = "evalgrid.io/owner-uid"
+KIND_LABEL = "evalgrid.io/kind"
 OWNER_ANNOTATION = "evalgrid.io/owner"
+TOKEN_ANNOTATION = "evalgrid.io/gate-token"
+"""The pod's gate token; projected into a file only the pod's user can read (a downward-API volume)."""
+TOKEN_DIR = "/var/run/evalgrid"
 CONFIG_ENV = "EVALGRID_K8S_SANDBOX"
 """Environment variable holding the chart's sandbox settings (JSON, :class:`PodSandboxConfig`)."""
 _POLL_S = 0.5
@@ -93,6 +111,10 @@ class PodSandboxConfig(BaseModel):
     """The gate's TCP port (the NetworkPolicy's only open ingress port)."""
     start_timeout_s: float = Field(default=300.0, gt=0)
     """How long a pod may take to become ready (the first start on a node pulls the image)."""
+    egress_probe_targets: list[str] = Field(default_factory=lambda: ["1.1.1.1:443", "8.8.8.8:53"], max_length=14)
+    """``host:port`` addresses each new sandbox pod tries to reach (the API server's is added when known)."""
+    require_egress_denied: bool = True
+    """Refuse a sandbox pod that reached any probe target (its NetworkPolicy is not enforced)."""
 
     @classmethod
     def from_env(cls) -> PodSandboxConfig:
@@ -137,44 +159,54 @@ def k8s_quantity(docker_size: str) -> str:
 
 
 def pod_manifest(*, name: str, image: str, token: str, limits: SandboxLimits, config: PodSandboxConfig,
-                 owner: PodOwner, owner_process: str) -> dict[str, Any]:
-    """The sandbox pod, as sent to the API (a plain manifest, so it can be checked against the schema)."""
-    labels = {**config.labels, ROLE_LABEL: "sandbox", "app.kubernetes.io/name": "evalgrid-sandbox"}
+                 owner: PodOwner, owner_process: str, kind: Literal["browser", "build"] = "browser",
+                 user: str = SANDBOX_USER) -> dict[str, Any]:
+    """A sandbox pod (``browser``: the machinery; ``build``: one app build), as sent to the API (a plain
+    manifest, so it can be checked against the schema)."""
+    labels = {**config.labels, ROLE_LABEL: "sandbox", KIND_LABEL: kind, "app.kubernetes.io/name": "evalgrid-sandbox"}
     metadata: dict[str, Any] = {"name": name, "namespace": owner.namespace, "labels": labels,
-                                "annotations": {OWNER_ANNOTATION: owner_process}}
+                                "annotations": {OWNER_ANNOTATION: owner_process, TOKEN_ANNOTATION: token}}
     if owner.pod_uid:
         labels[OWNER_UID_LABEL] = owner.pod_uid
     if owner.pod_name and owner.pod_uid:
         metadata["ownerReferences"] = [{"apiVersion": "v1", "kind": "Pod", "name": owner.pod_name,
                                         "uid": owner.pod_uid, "blockOwnerDeletion": False}]
     memory = k8s_quantity(limits.memory)
+    container: dict[str, Any] = {
+        "name": "sandbox" if kind == "browser" else "build",
+        "image": image,
+        "imagePullPolicy": config.image_pull_policy,
+        "ports": [{"name": "gate", "containerPort": config.gate_port, "protocol": "TCP"}],
+        "readinessProbe": {"tcpSocket": {"port": "gate"}, "periodSeconds": 1, "failureThreshold": 3},
+        "resources": {"requests": {"cpu": config.resources.cpu, "memory": config.resources.memory},
+                      "limits": {"cpu": str(limits.cpus), "memory": memory}},
+        "securityContext": {"allowPrivilegeEscalation": False, "readOnlyRootFilesystem": True,
+                            "privileged": False, "capabilities": {"drop": ["ALL"]}},
+        "volumeMounts": [{"name": "tmp", "mountPath": "/tmp"}, {"name": "app", "mountPath": "/srv/app"},
+                         {"name": "shm", "mountPath": "/dev/shm"},
+                         {"name": "gate-token", "mountPath": TOKEN_DIR, "readOnly": True}],
+    }
+    if kind == "browser":
+        container["env"] = [{"name": "EVALGRID_GATE_PORT", "value": str(config.gate_port)},
+                            {"name": "EVALGRID_GATE_TOKEN_FILE", "value": f"{TOKEN_DIR}/token"}]
+    else:
+        container["command"] = ["/usr/bin/tini", "--", "node", "/opt/evalgrid/buildd.js", "--listen",
+                                str(config.gate_port), "--token-file", f"{TOKEN_DIR}/token"]
     spec: dict[str, Any] = {
         "restartPolicy": "Never",
         "automountServiceAccountToken": False,
         "enableServiceLinks": False,
         "terminationGracePeriodSeconds": 1,
-        "securityContext": {"runAsNonRoot": True, "runAsUser": int(SANDBOX_USER), "runAsGroup": int(SANDBOX_USER),
-                            "seccompProfile": {"type": "RuntimeDefault"}},
-        "containers": [{
-            "name": "sandbox",
-            "image": image,
-            "imagePullPolicy": config.image_pull_policy,
-            # The token reaches the supervisor only; it drops it from its environment at once.
-            "env": [{"name": "EVALGRID_GATE_PORT", "value": str(config.gate_port)},
-                    {"name": "EVALGRID_GATE_TOKEN", "value": token}],
-            "ports": [{"name": "gate", "containerPort": config.gate_port, "protocol": "TCP"}],
-            "readinessProbe": {"tcpSocket": {"port": "gate"}, "periodSeconds": 1, "failureThreshold": 3},
-            "resources": {"requests": {"cpu": config.resources.cpu, "memory": config.resources.memory},
-                          "limits": {"cpu": str(limits.cpus), "memory": memory}},
-            "securityContext": {"allowPrivilegeEscalation": False, "readOnlyRootFilesystem": True,
-                                "privileged": False, "capabilities": {"drop": ["ALL"]}},
-            "volumeMounts": [{"name": "tmp", "mountPath": "/tmp"}, {"name": "app", "mountPath": "/srv/app"},
-                             {"name": "shm", "mountPath": "/dev/shm"}],
-        }],
+        "securityContext": {"runAsNonRoot": True, "runAsUser": int(user), "runAsGroup": int(user),
+                            "fsGroup": int(user), "seccompProfile": {"type": "RuntimeDefault"}},
+        "containers": [container],
         "volumes": [
             {"name": "tmp", "emptyDir": {"medium": "Memory", "sizeLimit": k8s_quantity(limits.tmp)}},
             {"name": "app", "emptyDir": {"medium": "Memory", "sizeLimit": k8s_quantity(limits.app)}},
             {"name": "shm", "emptyDir": {"medium": "Memory", "sizeLimit": k8s_quantity(limits.shm)}},
+            # Group-readable through fsGroup (the pod's own user), nobody else's.
+            {"name": "gate-token", "projected": {"defaultMode": 0o440, "sources": [{"downwardAPI": {"items": [
+                {"path": "token", "fieldRef": {"fieldPath": f"metadata.annotations['{TOKEN_ANNOTATION}']"}}]}}]}},
         ],
     }
     if config.runtime_class_name:
@@ -189,7 +221,7 @@ def pod_manifest(*, name: str, image: str, token: str, limits: SandboxLimits, co
 
 
 class KubernetesSandbox(ContainerSandbox):
-    """A sandbox pod, driven through its gate."""
+    """A sandbox pod, driven through its gate; builds run in pods of their own."""
 
     def __init__(self, image: str, *, limits: SandboxLimits | None = None, config: PodSandboxConfig | None = None,
                  owner: PodOwner | None = None, api: k8s.CoreV1Api | None = None) -> None:
@@ -200,15 +232,16 @@ class KubernetesSandbox(ContainerSandbox):
         self._address = ""
         self._image_id = ""
         self._token = ""
+        self._egress = "egress not probed"
         self._secrets_dir: Path | None = None
 
     @property
     def label(self) -> str:
         """The evidence manifest's sandbox description (the image digest makes it part of the evidence key)."""
         runtime = self.config.runtime_class_name or "default runtime"
-        return (f"kubernetes {self.image} {self._image_id[-71:]} (pod, egress denied by NetworkPolicy, gate, "
+        return (f"kubernetes {self.image} {self._image_id[-71:]} (pod, {self._egress}, gate, "
                 f"non-root, read-only root, caps dropped, {runtime}, mem {self.limits.memory}, "
-                f"cpus {self.limits.cpus})")
+                f"cpus {self.limits.cpus}; app builds in their own pods as uid {APP_USER})")
 
     @property
     def audio(self) -> AudioSource | None:
@@ -222,61 +255,75 @@ class KubernetesSandbox(ContainerSandbox):
             self._api = kube_api()
         return self._api
 
+    def _pod_owner(self) -> PodOwner:
+        if self._owner is None:
+            self._owner = PodOwner.from_env()
+        return self._owner
+
     async def _create(self) -> None:
-        owner = self._owner or PodOwner.from_env()
-        self._owner = owner
         self.name = f"evalgrid-sbx-{uuid.uuid4().hex[:10]}"
         self._token = secrets.token_hex(32)
+        # The audio capture process reads the token from a file, so it never appears in a process listing.
         self._secrets_dir = Path(tempfile.mkdtemp(prefix="evalgrid-gate-"))
         token_file = self._secrets_dir / "token"
         token_file.touch(mode=0o600)
         token_file.write_text(self._token)
-        manifest: Any = pod_manifest(name=self.name, image=self.image, token=self._token, limits=self.limits,
-                                config=self.config, owner=owner, owner_process=owner_id())
-        api = self._core()
+        self._address, self._image_id = await self._start_pod(self.name, self._token, "browser", SANDBOX_USER)
+
+    async def _start_pod(self, name: str, token: str, kind: Literal["browser", "build"], user: str) -> tuple[str, str]:
+        """Create a pod and wait until it is ready; returns its IP and image id."""
+        owner = self._pod_owner()
+        manifest: Any = pod_manifest(name=name, image=self.image, token=token, limits=self.limits,
+                                     config=self.config, owner=owner, owner_process=owner_id(), kind=kind, user=user)
         try:
-            await asyncio.to_thread(api.create_namespaced_pod, owner.namespace, manifest)
+            await asyncio.to_thread(self._core().create_namespaced_pod, owner.namespace, manifest)
         except ApiException as exc:
-            raise SandboxError(f"could not create sandbox pod {self.name} in namespace {owner.namespace}: "
+            raise SandboxError(f"could not create sandbox pod {name} in namespace {owner.namespace}: "
                                f"{exc.status} {exc.reason}: {_api_message(exc)}") from exc
         try:
-            await asyncio.wait_for(self._until_ready(), self.config.start_timeout_s)
+            return await asyncio.wait_for(self._until_ready(name), self.config.start_timeout_s)
         except TimeoutError as exc:
-            raise SandboxError(f"sandbox pod {self.name} was not ready within {self.config.start_timeout_s:.0f} s "
-                               f"(`kubectl describe pod {self.name} -n {owner.namespace}` says why)") from exc
+            raise SandboxError(f"sandbox pod {name} was not ready within {self.config.start_timeout_s:.0f} s "
+                               f"(`kubectl describe pod {name} -n {owner.namespace}` says why)") from exc
 
-    async def _until_ready(self) -> None:
-        assert self._owner is not None  # set by _create before it calls this
+    async def _until_ready(self, name: str) -> tuple[str, str]:
         while True:
-            pod = await self._read()
+            pod = await self._read(name)
             if pod is None:
-                raise SandboxError(f"sandbox pod {self.name} disappeared while starting")
+                raise SandboxError(f"sandbox pod {name} disappeared while starting")
             status = pod.status
             if status is not None:
                 if status.phase in ("Failed", "Succeeded"):
-                    raise SandboxError(f"sandbox pod {self.name} ended while starting: {status.phase} "
+                    raise SandboxError(f"sandbox pod {name} ended while starting: {status.phase} "
                                        f"{status.reason or ''} {status.message or ''}".strip())
                 for container in status.container_statuses or []:
                     waiting = container.state.waiting if container.state else None
                     if waiting is not None and waiting.reason in _FATAL_WAITING:
-                        raise SandboxError(f"sandbox pod {self.name} cannot start: {waiting.reason}: "
+                        raise SandboxError(f"sandbox pod {name} cannot start: {waiting.reason}: "
                                            f"{waiting.message or ''}".strip())
                 ready = any(c.type == "Ready" and c.status == "True" for c in status.conditions or [])
                 if ready and status.pod_ip:
-                    self._address = status.pod_ip
                     statuses = status.container_statuses or []
-                    self._image_id = statuses[0].image_id if statuses and statuses[0].image_id else ""
-                    return
+                    return status.pod_ip, statuses[0].image_id if statuses and statuses[0].image_id else ""
             await asyncio.sleep(_POLL_S)
 
-    async def _read(self) -> Any:
-        assert self._owner is not None
+    async def _read(self, name: str) -> Any:
+        namespace = self._pod_owner().namespace
         try:
-            return await asyncio.to_thread(self._core().read_namespaced_pod, self.name, self._owner.namespace)
+            return await asyncio.to_thread(self._core().read_namespaced_pod, name, namespace)
         except ApiException as exc:
             if exc.status == 404:
                 return None
-            raise SandboxError(f"could not read sandbox pod {self.name}: {exc.status} {exc.reason}") from exc
+            raise SandboxError(f"could not read sandbox pod {name}: {exc.status} {exc.reason}") from exc
+
+    async def _delete(self, name: str) -> None:
+        try:
+            await asyncio.to_thread(self._core().delete_namespaced_pod, name, self._pod_owner().namespace,
+                                    grace_period_seconds=0)
+        except ApiException as exc:
+            if exc.status != 404:
+                raise SandboxError(f"could not delete sandbox pod {name}: {exc.status} {exc.reason}; "
+                                   "`evalgrid sandbox gc --backend kubernetes` will retry") from exc
 
     async def _open_control(self) -> Upstream:
         return await open_gate(self._address, self.config.gate_port, self._token, "control")
@@ -285,10 +332,48 @@ class KubernetesSandbox(ContainerSandbox):
         address, port, token = self._address, self.config.gate_port, self._token
         return lambda: open_gate(address, port, token, "devtools")
 
+    async def _started(self) -> None:
+        """Probe the pod's egress before it takes any app: the NetworkPolicy is the pod's only wall."""
+        targets = list(self.config.egress_probe_targets)
+        api_host, api_port = os.environ.get("KUBERNETES_SERVICE_HOST"), os.environ.get("KUBERNETES_SERVICE_PORT")
+        if api_host and api_port:
+            targets.append(f"{api_host}:{api_port}")
+        results = await self.egress(targets)
+        reached = [r["target"] for r in results if r.get("result") == "reached"]
+        if reached:
+            self._egress = f"EGRESS OPEN: the probe reached {', '.join(reached)}"
+            if self.config.require_egress_denied:
+                raise SandboxError(f"sandbox pod {self.name} can reach {', '.join(reached)}: its NetworkPolicy is not "
+                                   "enforced (a CNI that enforces NetworkPolicy is needed, or the sandbox namespace "
+                                   "lacks its default-deny policy); refusing to run generated code in it. Set the "
+                                   "chart's sandbox.requireEgressDenied=false only to evaluate without isolation.")
+        else:
+            self._egress = f"egress probe: none of {len(results)} targets reachable"
+
+    async def _build_in_app_container(self, request: BuildRequest) -> bytes:
+        name = f"evalgrid-build-{uuid.uuid4().hex[:10]}"
+        token = secrets.token_hex(32)
+        try:
+            address, _ = await self._start_pod(name, token, "build", APP_USER)
+            upstream = await connect(address, self.config.gate_port, timeout=30, limit=BUILD_REPLY_LIMIT)
+            try:
+                upstream.writer.write(request.line(token=token))
+                await upstream.writer.drain()
+                try:
+                    return await asyncio.wait_for(upstream.reader.readline(), request.timeout_s + 15)
+                except (ValueError, asyncio.LimitOverrunError):
+                    return b'{"exit_code": -1, "log": "evalgrid: the build\'s reply exceeded its limit"}'
+                except (TimeoutError, ConnectionError):
+                    return b""
+            finally:
+                await upstream.close()
+        finally:
+            await self._delete(name)
+
     async def _wait_gone(self, name: str) -> None:
         while name == self.name:
             try:
-                pod = await self._read()
+                pod = await self._read(name)
             except SandboxError:
                 await asyncio.sleep(_GONE_POLL_S)  # the API is unreachable for a moment: not a dead pod
                 continue
@@ -298,19 +383,12 @@ class KubernetesSandbox(ContainerSandbox):
             await asyncio.sleep(_GONE_POLL_S)
 
     async def _remove(self) -> None:
-        assert self._owner is not None
         secrets_dir, self._secrets_dir = self._secrets_dir, None
         if secrets_dir is not None:
             for file in secrets_dir.iterdir():
                 file.unlink()
             secrets_dir.rmdir()
-        try:
-            await asyncio.to_thread(self._core().delete_namespaced_pod, self.name, self._owner.namespace,
-                                    grace_period_seconds=0)
-        except ApiException as exc:
-            if exc.status != 404:
-                raise SandboxError(f"could not delete sandbox pod {self.name}: {exc.status} {exc.reason}; "
-                                   "`evalgrid sandbox gc --backend kubernetes` will retry") from exc
+        await self._delete(self.name)
 
 
 async def collect_garbage(*, api: k8s.CoreV1Api | None = None, owner: PodOwner | None = None,

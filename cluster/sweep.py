@@ -148,23 +148,27 @@ class Sweep:
         return sum(len(self.cells(c)) for c in self.spec.candidates) * len(self.queries)
 
     def plan(self) -> Iterator[RunSpec]:
-        """Runs in candidate-major order, produced lazily.
+        """Runs in query-major order, candidates interleaved, produced lazily.
 
-        Each model is serialised once, not once per run: a 100,000-run sweep is planned in seconds.
-        The keys are the ones :func:`~evaluator.run.make_run_spec` computes.
+        Interleaved so that no candidate's runs come as one block: a candidate whose apps fail (or an outage
+        during its block) never delays or starves the others, and a sweep stopped early has every candidate's
+        first queries. Each model is serialised once, not once per run: a 100,000-run sweep is planned in
+        seconds. The keys are the ones :func:`~evaluator.run.make_run_spec` computes.
         """
         judges = self.spec.judge_panel
         versions = [create_judge(j).version for j in judges]
         agent = self.spec.agent.model_dump(mode="json")
         judge_docs = [j.model_dump(mode="json") for j in judges]
         panel = tuple(zip(judge_docs[1:], versions[1:], strict=True))
-        queries = [(query, query.model_dump(mode="json")) for query in self.queries]
+        candidates = []
         for candidate in self.spec.candidates:
             answers = self.answers_dir(candidate)
-            answers_dir = str(answers) if answers is not None else None
-            candidate_doc = candidate.model_dump(mode="json")
-            for query, query_doc in queries:
-                for variant, sample in self.cells(candidate):
+            candidates.append((candidate, candidate.model_dump(mode="json"),
+                               str(answers) if answers is not None else None, list(self.cells(candidate))))
+        for query in self.queries:
+            query_doc = query.model_dump(mode="json")
+            for candidate, candidate_doc, answers_dir, cells in candidates:
+                for variant, sample in cells:
                     key = run_key(candidate_doc, query_doc, agent, judge_docs[0], versions[0], panel=panel,
                                   variant=variant, sample=sample)
                     yield RunSpec.model_construct(run_key=key, candidate=candidate, query=query,

@@ -1,17 +1,25 @@
 """One worker: executes runs one after another on its own browser, in a sandbox or on loopback.
 
 The same :class:`RunWorker` serves the in-process scheduler and the Ray ``SandboxWorker`` actors.
-It owns the policy for a single run's failures, and tells the app's from the machinery's:
+It owns the policy for a single run's failures, and one rule tells the app's from the machinery's: a
+failure while the app is in play is the machinery's only when a control page (:mod:`evaluator.control`)
+on a fresh sandbox fails too. Otherwise no app could be kept from choosing to go unscored (excluded as an
+infrastructure error) by breaking its sandbox on purpose.
 
 - a run that exceeds its time limit is probed (:mod:`evaluator.hang`) before it is cancelled. If the app's
   page does not answer while the browser does, it is the app's **hang**: the evidence up to it is committed
-  (marked incomplete) and scored by the failure policy (``judged``, ``app_hang``, functional 0). Otherwise
-  it is the machinery's ``timeout``, excluded from the means. Either way the sandbox is thrown away (a hung
-  browser cannot be trusted with the next run), and neither is retried;
-- an infrastructure failure (container gone, browser crashed) is retried on a fresh sandbox up to the
-  attempt limit. When the browser died under the app, a control page (:mod:`evaluator.control`) is run on
-  the fresh sandbox first: if it passes and the app kills the sandbox again, it is the app's **crash**
-  (``judged``, ``app_crash``, functional 0, from the last attempt's evidence); otherwise ``infra_error``;
+  (marked incomplete) and scored by the failure policy (``judged``, ``app_hang``, functional 0). Otherwise the
+  sandbox is replaced and the control page run on the new one: a failing control makes it the machinery's
+  ``timeout`` (excluded from the means); a passing one retries the run, and a run that times out again is the
+  app's hang;
+- an infrastructure failure while the app is in play (container gone, browser crashed, control channel
+  broken) is retried on a fresh sandbox after the control page passed on it; if the app then fails its
+  sandbox again it is the app's **crash** (``judged``, ``app_crash``, functional 0, from the last attempt's
+  evidence). A failing control page makes it ``infra_error``. Failures before the app is in play (a sandbox
+  that cannot start) are the machinery's and are retried;
+- a control reply that did not come from the sandbox's supervisor (:class:`~evaluator.errors.TamperError`)
+  is the app's **tamper** at once (``judged``, ``app_tamper``, functional 0, flagged ``tamper_attempted``),
+  and its sandbox is replaced;
 - the app's other failures never get here, they are outcomes of :func:`execute_run`.
 """
 
@@ -49,6 +57,7 @@ from evaluator.errors import (
     ModelUnavailableError,
     SandboxError,
     StoreError,
+    TamperError,
     WorkerStartError,
 )
 from evaluator.evidence import utc_now
@@ -62,6 +71,10 @@ Backend = Literal["docker", "kubernetes", "local", "noop"]
 
 _CLEANUP_S = 15.0
 """How long a timed-out run may take to unwind before its sandbox is removed under it."""
+_SANDBOX_FAILURES = frozenset({ReasonCode.SANDBOX_FAILED, ReasonCode.BROWSER_UNAVAILABLE, ReasonCode.BROWSER_CRASHED,
+                               ReasonCode.INTERNAL_ERROR, ReasonCode.RUN_TIMEOUT})
+"""Failures an app in play could cause on purpose: the control page decides whose they are. (A model endpoint
+or the video encoder lives outside the sandbox; their failures stay the machinery's.)"""
 
 
 @dataclass(frozen=True)
@@ -251,6 +264,7 @@ class RunWorker:
         for attempt in range(1, self.settings.max_attempts + 1):
             progress = RunProgress()
             browser: Browser | None = None
+            probe: HangProbe | None = None
             try:
                 browser = await self._backend.browser()
                 contexts = await self._contexts_on(browser)
@@ -276,11 +290,9 @@ class RunWorker:
                                                       f"the run exceeded its {limit:.0f} s limit: {probe.detail}",
                                                       probe)
                     return outcome.model_copy(update={"duration_s": round(time.monotonic() - started, 3)})
-                await self._recover("run timed out")
-                return failed_outcome(spec, OutcomeStatus.TIMEOUT, ReasonCode.RUN_TIMEOUT,
-                                      f"the run exceeded its {limit:.0f} s limit, and the hang probe did not find "
-                                      f"the app's page busy beside a healthy browser: {probe.detail}",
-                                      attempts=attempt, duration_s=time.monotonic() - started)
+                code, detail = ReasonCode.RUN_TIMEOUT, (f"the run exceeded its {limit:.0f} s limit, and the hang probe "
+                                                        f"did not find the app's page busy beside a healthy browser: "
+                                                        f"{probe.detail}")
             except BudgetExhaustedError as exc:
                 # Not an outcome: the run waits for a larger budget (its paid calls so far are cached).
                 return failed_outcome(spec, OutcomeStatus.DEFERRED, ReasonCode.BUDGET_EXHAUSTED, str(exc),
@@ -292,6 +304,13 @@ class RunWorker:
             except ModelUnavailableError as exc:
                 code, detail = ReasonCode.MODEL_UNAVAILABLE, str(exc)
                 continue  # the sandbox is fine: retry without replacing it
+            except TamperError as exc:
+                if progress.commit_incomplete is not None and browser is not None:
+                    outcome = await self._app_failure(spec, browser, progress, attempt, AppFailure.TAMPER, str(exc),
+                                                      None)
+                    return outcome.model_copy(update={"duration_s": round(time.monotonic() - started, 3)})
+                # Before this app was loaded nothing of it ran: the machinery's failure.
+                code, detail = ReasonCode.SANDBOX_FAILED, str(exc)
             except BrowserUnavailableError as exc:
                 code, detail = ReasonCode.BROWSER_UNAVAILABLE, str(exc)
             except EncoderUnavailableError as exc:
@@ -303,23 +322,25 @@ class RunWorker:
             except Exception as exc:  # noqa: BLE001 - a bug or a dead browser costs one run, not the sweep
                 code = ReasonCode.INTERNAL_ERROR
                 detail = f"{type(exc).__name__}: {exc}\n{traceback.format_exc(limit=6)}"
-            # The app was running when its browser died: its sandbox was killed under it (or died on its own).
-            killed = browser is not None and not browser.is_connected() and progress.commit_incomplete is not None
-            if killed and control is not None and control.passed and browser is not None:
+            # The app was in play when its run failed: a control page on a fresh sandbox says whose failure it is.
+            in_play = progress.commit_incomplete is not None and code in _SANDBOX_FAILURES
+            if in_play and control is not None and control.passed and browser is not None:
+                failure = AppFailure.HANG if code is ReasonCode.RUN_TIMEOUT else AppFailure.CRASH
                 outcome = await self._app_failure(
-                    spec, browser, progress, attempt, AppFailure.CRASH,
-                    f"each of {attempt} attempts killed its sandbox (the last: {code.value}: "
+                    spec, browser, progress, attempt, failure,
+                    f"each of {attempt} attempts failed its sandbox (the last: {code.value}: "
                     f"{(detail.splitlines() or [''])[0][:300]}); before the last, {control.detail} on a fresh one",
-                    None)
+                    probe)
                 return outcome.model_copy(update={"duration_s": round(time.monotonic() - started, 3)})
             await self._recover(detail.splitlines()[0] if detail else code.value)
             last = attempt == self.settings.max_attempts
-            control = await self._control_page() if killed and not last else None
+            control = await self._control_page() if in_play and not last else None
             if control is not None and not control.passed:
                 broken = f"after attempt {attempt}, {control.detail} on a fresh sandbox: the machinery's failure"
         if broken:
             detail = f"{broken}\nlast attempt: {detail}"
-        return failed_outcome(spec, OutcomeStatus.INFRA_ERROR, code, detail, attempts=self.settings.max_attempts,
+        status = OutcomeStatus.TIMEOUT if code is ReasonCode.RUN_TIMEOUT else OutcomeStatus.INFRA_ERROR
+        return failed_outcome(spec, status, code, detail, attempts=self.settings.max_attempts,
                               duration_s=time.monotonic() - started)
 
     async def _app_failure(self, spec: RunSpec, browser: Browser, progress: RunProgress, attempt: int,

@@ -158,7 +158,7 @@ async def collect_evidence(
                 try:
                     cdp = await desktop.new_cdp_session(page)
                     freezer = FreezeController(page, cdp)
-                    recorder = ScreenRecorder(cdp, writer.directory("interaction/.frames"))
+                    recorder = ScreenRecorder(cdp, writer.directory("interaction/.frames"), caps=writer.caps)
                     await sound.start()  # first: no part of the video may precede the audio
                     await recorder.start()
                     interaction = Interaction(

@@ -14,6 +14,7 @@
     │   └── WorkerStartError         a worker could not get a browser at all; the sweep stops
     ├── ModelRequestError            a model endpoint refused the request itself (auth, unknown model)
     ├── BudgetExhaustedError         the sweep's spending cap is reached; no new paid call is made
+    ├── TamperError                  something in the sandbox answered for the machinery: the app's failure
     ├── JudgeOutputError             a judge model's answer was unusable after one repair, or a refusal
     └── EvidenceError                an evidence bundle is missing, incomplete or corrupted
 
@@ -66,6 +67,12 @@ class ModelRequestError(EvalgridError):
 
 class BudgetExhaustedError(EvalgridError):
     """The sweep's spending cap would be exceeded by the next call; raise ``budget_usd`` and re-run."""
+
+
+class TamperError(EvalgridError):
+    """A reply on a sandbox's control channel did not carry the request's id and the sandbox's nonce: something
+    other than the machinery wrote it. Never an infrastructure error (retrying would let the app choose to go
+    unscored): the run is scored as the app's failure, flagged ``tamper_attempted``, and the sandbox replaced."""
 
 
 class JudgeOutputError(EvalgridError):

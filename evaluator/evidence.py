@@ -22,6 +22,7 @@ from evaluator.keys import sha256_bytes
 from evaluator.models import (
     AgentConfig,
     BuildReport,
+    CapHit,
     EvidenceFile,
     EvidenceManifest,
     IncompleteEvidence,
@@ -31,6 +32,9 @@ from evaluator.models import (
 
 MANIFEST = "manifest.json"
 INCOMPLETE = "INCOMPLETE"
+BUNDLE_LIMIT_BYTES = 256 * 1024 * 1024
+"""The most a committed bundle may hold: the largest files go first (each a cap note) until it fits. The
+collector's own caps keep a bundle far below it; this is the backstop whatever an app finds to inflate."""
 
 
 def utc_now() -> str:
@@ -55,6 +59,8 @@ class EvidenceWriter:
 
     def __init__(self, root: Path) -> None:
         self.root = root
+        self.caps: list[CapHit] = []
+        """The evidence limits the run reached so far (recorded in the manifest)."""
         root.mkdir(parents=True, exist_ok=True)
         (root / MANIFEST).unlink(missing_ok=True)
         (root / INCOMPLETE).write_text(f"started {utc_now()}\n")
@@ -98,21 +104,39 @@ class EvidenceWriter:
         ``incomplete``: the app hung or crashed the run; the manifest records it, and the bundle is committed
         as the evidence up to that point.
         """
+        self._fit()
         files = []
-        for file in sorted(p for p in self.root.rglob("*") if p.is_file()):
-            rel = file.relative_to(self.root).as_posix()
-            if rel in (MANIFEST, INCOMPLETE) or any(part.startswith(".") for part in file.relative_to(self.root).parts):
-                continue
+        for file in self._files():
             data = file.read_bytes()
-            files.append(EvidenceFile(path=rel, sha256=sha256_bytes(data), size=len(data)))
+            files.append(EvidenceFile(path=file.relative_to(self.root).as_posix(), sha256=sha256_bytes(data),
+                                      size=len(data)))
         manifest = EvidenceManifest(
             evidence_key=evidence_key, artifact_key=artifact_key, agent=agent, tools=tools,
             files=files, timings={k: round(v, 3) for k, v in timings.items()}, created_at=utc_now(),
-            build=build, web=web, incomplete=incomplete,
+            build=build, web=web, incomplete=incomplete, caps=self.caps,
         )
         write_json_atomic(self.root / MANIFEST, manifest)
         (self.root / INCOMPLETE).unlink(missing_ok=True)
         return manifest
+
+
+    def _files(self) -> list[Path]:
+        """The bundle's files, in order: the manifest, the marker and dot-directories (scratch) left out."""
+        return [file for file in sorted(p for p in self.root.rglob("*") if p.is_file())
+                if file.name not in (MANIFEST, INCOMPLETE) or file.parent != self.root
+                if not any(part.startswith(".") for part in file.relative_to(self.root).parts)]
+
+    def _fit(self) -> None:
+        """Drop the largest files until the bundle is within :data:`BUNDLE_LIMIT_BYTES`, noting each."""
+        sizes = {file: file.stat().st_size for file in self._files()}
+        total = sum(sizes.values())
+        for file, size in sorted(sizes.items(), key=lambda item: -item[1]):
+            if total <= BUNDLE_LIMIT_BYTES:
+                break
+            file.unlink()
+            total -= size
+            self.caps.append(CapHit(what="bundle_size", limit=f"{BUNDLE_LIMIT_BYTES // (1024 * 1024)} MiB",
+                                    detail=f"{file.relative_to(self.root).as_posix()} ({size} bytes) was dropped"))
 
 
 def read_manifest(root: Path) -> EvidenceManifest | None:

@@ -1,7 +1,7 @@
-"""The failure policy: the verdict on an app that hung or crashed the run, from the evidence up to that point.
+"""The failure policy: the verdict on an app that hung, crashed or tampered with the run, from the evidence up to it.
 
 The sweep's judge scores the bundle the app cut short (marked ``incomplete`` in its manifest); this policy
-then sets the functional score to 0.0 with a ``hang`` or ``crash`` attribution citing the last screenshot
+then sets the functional score to 0.0 with a ``hang``, ``crash`` or ``tamper`` attribution citing the last screenshot
 and the recorded end of the run, and keeps the judge's aesthetic verdict only when Static Perception was
 complete (otherwise aesthetic 0.0: no design was seen). The wording is ``rubrics/failure-policy.yaml``.
 """
@@ -73,8 +73,9 @@ def score_app_failure(judged: Verdict, bundle: EvidenceBundle, *, verdict_key: s
             category=incomplete.failure.value, dimension=Dimension.AESTHETIC, severity=Severity(rule["severity"]),
             deduction=_FULL_SCALE,
             description=policy["aesthetic"]["not_perceived_description"].format(**words), evidence=refs))
+    flags = sorted({*judged.flags, *([rule["flag"]] if rule.get("flag") else [])})
     return judged.model_copy(update={
-        "verdict_key": verdict_key, "functional": 0.0, "aesthetic": aesthetic,
+        "verdict_key": verdict_key, "functional": 0.0, "aesthetic": aesthetic, "flags": flags,
         "functional_reason": rule["functional_reason"].format(**words), "aesthetic_reason": aesthetic_reason,
         "criteria": criteria, "attributions": attributions,
         "label": f"{judged.label} + failure policy ({incomplete.failure.value}: functional 0)"})

@@ -8,7 +8,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-COLLECTOR_VERSION = "collector-6"
+COLLECTOR_VERSION = "collector-7"
 """Bump when evidence collection changes in a way that should invalidate stored evidence."""
 
 _KEY_CHARS = 24

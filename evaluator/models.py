@@ -12,9 +12,9 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 SCHEMA_VERSION = 1
-MANIFEST_VERSION = 2
-"""Evidence manifests: 2 adds ``incomplete`` (a bundle committed short of its end by the app's hang or crash);
-version-1 manifests are read as complete bundles."""
+MANIFEST_VERSION = 3
+"""Evidence manifests: 2 adds ``incomplete`` (a bundle committed short of its end by the app's hang or crash),
+3 adds ``caps`` (the evidence limits the run reached); version-1 manifests are read as complete bundles."""
 
 _ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"
 Identifier = Annotated[str, Field(pattern=_ID_PATTERN)]
@@ -237,6 +237,18 @@ class EvidenceFile(_Record):
     """Size in bytes."""
 
 
+class CapHit(_Record):
+    """A limit on the evidence that the run reached: what was cut, so a reader knows the evidence is bounded there."""
+
+    what: str
+    """The capped thing (``screencast_fps``, ``screencast_bytes``, ``video_bitrate``, ``dom_snapshot``,
+    ``bundle_size`` ...)."""
+    limit: str
+    """The limit, with its unit."""
+    detail: str
+    """What was dropped or cut, for a person."""
+
+
 class ToolVersions(_Record):
     """Versions of everything that shaped the evidence."""
 
@@ -296,12 +308,14 @@ class WebEnvironment(_Record):
 
 
 class AppFailure(StrEnum):
-    """How an app can stop a run before its evidence is complete: both are the app's failure, scored."""
+    """How an app can stop a run before its evidence is complete: each is the app's failure, scored."""
 
     HANG = "hang"
     """The page's main thread stopped answering while the browser still did."""
     CRASH = "crash"
-    """Every attempt with the artifact killed a fresh sandbox, and a control page passed between them."""
+    """Every attempt with the artifact failed its sandbox, and a control page passed on a fresh one between them."""
+    TAMPER = "tamper"
+    """Something in the app's sandbox answered the driver in the machinery's place (a refused control reply)."""
 
 
 class HangProbe(_Record):
@@ -368,6 +382,8 @@ class EvidenceManifest(_Record):
     """The frozen web environment of the run."""
     incomplete: IncompleteEvidence | None = None
     """Set when the app hung or crashed the run: the bundle holds the evidence up to that point (version 2)."""
+    caps: list[CapHit] = Field(default_factory=list)
+    """The limits on the evidence the run reached (version 3; older manifests record none)."""
 
 
 # --------------------------------------------------------------------------------- verdict
@@ -514,6 +530,7 @@ class ReasonCode(StrEnum):
     RUN_TIMEOUT = "run_timeout"
     APP_HANG = "app_hang"
     APP_CRASH = "app_crash"
+    APP_TAMPER = "app_tamper"
     WORKER_DIED = "worker_died"
     SANDBOX_FAILED = "sandbox_failed"
     STORE_FAILED = "store_failed"

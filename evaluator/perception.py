@@ -16,6 +16,7 @@ from evaluator.console import PageLog
 from evaluator.context_pool import DESKTOP, ContextPool
 from evaluator.environment import first_look, release
 from evaluator.evidence import EvidenceWriter
+from evaluator.models import CapHit
 from evaluator.probes import isolated_world, page_facts, probe_image, wait_for_render
 
 _FULL_PAGE_MAX_HEIGHT = 6000
@@ -112,13 +113,25 @@ async def screenshot_png(page: Page, beyond_viewport: dict[str, float] | None = 
 
 
 async def snapshot_document(page: Page, writer: EvidenceWriter) -> None:
-    """DOM and accessibility snapshots of the page as first rendered."""
-    writer.write_text("static/dom.html", await page.content())
+    """DOM and accessibility snapshots of the page as first rendered (each cut at :data:`SNAPSHOT_LIMIT_CHARS`)."""
+    _write_capped(writer, "static/dom.html", await page.content(), "dom_snapshot")
     try:
         aria = await page.locator("body").aria_snapshot(timeout=5000)
     except Exception as exc:  # noqa: BLE001 - an empty or crashed document has no tree; say so
         aria = f"# accessibility snapshot unavailable: {type(exc).__name__}"
-    writer.write_text("static/accessibility.yaml", aria)
+    _write_capped(writer, "static/accessibility.yaml", aria, "accessibility_snapshot")
+
+
+SNAPSHOT_LIMIT_CHARS = 8 * 1024 * 1024
+"""A snapshot's most characters: a page of millions of nodes must not fill the bundle with its markup."""
+
+
+def _write_capped(writer: EvidenceWriter, rel: str, text: str, what: str) -> None:
+    if len(text) > SNAPSHOT_LIMIT_CHARS:
+        writer.caps.append(CapHit(what=what, limit=f"{SNAPSHOT_LIMIT_CHARS} characters",
+                                  detail=f"{rel} cut from {len(text)} characters"))
+        text = text[:SNAPSHOT_LIMIT_CHARS]
+    writer.write_text(rel, text)
 
 
 async def perceive(

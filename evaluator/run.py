@@ -43,7 +43,10 @@ from evaluator.models import (
 from evaluator.progress import RunProgress
 from evaluator.sandbox import LOOPBACK, AppHost
 
-_FAILURE_CODES = {AppFailure.HANG: ReasonCode.APP_HANG, AppFailure.CRASH: ReasonCode.APP_CRASH}
+FALLBACK_JUDGE = JudgeConfig(name="heuristic")
+"""Scores a run whose model judge refused or answered unusably: it reads measured evidence only, no page text."""
+_FAILURE_CODES = {AppFailure.HANG: ReasonCode.APP_HANG, AppFailure.CRASH: ReasonCode.APP_CRASH,
+                  AppFailure.TAMPER: ReasonCode.APP_TAMPER}
 
 
 @dataclass(frozen=True)
@@ -115,7 +118,7 @@ async def execute_run(spec: RunSpec, *, browser: Browser, paths: StagePaths, att
 
     def outcome(status: OutcomeStatus, code: ReasonCode, detail: str = "", *, artifact_key: str | None = None,
                 evidence_key: str | None = None, verdict: Verdict | None = None,
-                panel: list[Verdict] | None = None) -> Outcome:
+                panel: list[Verdict] | None = None, flags: tuple[str, ...] = ()) -> Outcome:
         everyone = [verdict, *(panel or [])] if verdict is not None else []
         disagreement = ({dim: round(max(getattr(v, dim) for v in everyone) - min(getattr(v, dim) for v in everyone), 3)
                          for dim in ("functional", "aesthetic")} if len(everyone) > 1 else {})
@@ -127,7 +130,7 @@ async def execute_run(spec: RunSpec, *, browser: Browser, paths: StagePaths, att
             judge_label=verdict.label if verdict else None, variant=spec.variant, sample=spec.sample,
             panel=[PanelVerdict(judge_label=v.label, verdict_key=v.verdict_key, functional=v.functional,
                                 aesthetic=v.aesthetic) for v in panel or []],
-            disagreement=disagreement, flags=sorted({flag for v in everyone for flag in v.flags}),
+            disagreement=disagreement, flags=sorted({*flags, *(flag for v in everyone for flag in v.flags)}),
             usage=access.meter.usage(), duration_s=round(time.monotonic() - started, 3), finished_at=utc_now(),
         )
 
@@ -186,23 +189,32 @@ async def execute_run(spec: RunSpec, *, browser: Browser, paths: StagePaths, att
                        artifact_key=artifact_key, evidence_key=evidence_key)
 
     verdicts: list[Verdict] = []
+    flags: list[str] = []
+    code, detail = ReasonCode.OK, ""
     for config in (spec.judge, *spec.panel):
         try:
             verdicts.append(await judge_stored_evidence(config, evidence_key, manifest, bundle_dir, paths, access))
         except JudgeOutputError as exc:
+            # A page can make a model judge refuse or ramble on purpose; that must not let it go unscored. The sweep's
+            # judge is replaced by the heuristic one on the same evidence (it reads no page text); a panel judge
+            # just leaves the panel. Either way the run is flagged.
+            flags.append(f"judge_{exc.code}")
+            if config is not spec.judge:
+                continue
             code = ReasonCode.JUDGE_REFUSED if exc.code == "refused" else ReasonCode.JUDGE_OUTPUT_INVALID
-            return outcome(OutcomeStatus.INFRA_ERROR, code, f"judge {config.name}: {exc}", artifact_key=artifact_key,
-                           evidence_key=evidence_key)
+            detail = f"judge {config.name}: {exc}; scored by the {FALLBACK_JUDGE.name} judge on the same evidence"
+            flags.append("judge_fallback")
+            verdicts.append(await judge_stored_evidence(FALLBACK_JUDGE, evidence_key, manifest, bundle_dir, paths,
+                                                        access))
         except ModelRequestError as exc:
             return outcome(OutcomeStatus.INFRA_ERROR, ReasonCode.MODEL_REQUEST_REFUSED, str(exc),
                            artifact_key=artifact_key, evidence_key=evidence_key)
     if manifest.incomplete is not None:
         cut = manifest.incomplete
-        return outcome(OutcomeStatus.JUDGED, _FAILURE_CODES[cut.failure],
-                       f"the app's {cut.failure.value} during {cut.phase}: {cut.detail}", artifact_key=artifact_key,
-                       evidence_key=evidence_key, verdict=verdicts[0], panel=verdicts[1:])
-    return outcome(OutcomeStatus.JUDGED, ReasonCode.OK, artifact_key=artifact_key, evidence_key=evidence_key,
-                   verdict=verdicts[0], panel=verdicts[1:])
+        code = _FAILURE_CODES[cut.failure]
+        detail = f"the app's {cut.failure.value} during {cut.phase}: {cut.detail}" + (f"\n{detail}" if detail else "")
+    return outcome(OutcomeStatus.JUDGED, code, detail, artifact_key=artifact_key, evidence_key=evidence_key,
+                   verdict=verdicts[0], panel=verdicts[1:], flags=tuple(flags))
 
 
 async def judge_stored_evidence(config: JudgeConfig, evidence_key: str, manifest: EvidenceManifest,

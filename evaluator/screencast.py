@@ -2,6 +2,11 @@
 
 Chromium sends a frame only when the screen changes, so each frame's timestamp is kept and the
 previous frame is held until the next one: the video's clock then matches the action trace's.
+
+An app decides how much its screen changes, so the recording is bounded whatever it does: at most
+:data:`MAX_FPS` frames a second are kept, the kept frames' bytes are budgeted (past the budget, one a
+second; past the hard cap, none but the last), and the encoder's bitrate is capped. Each limit the run
+reaches is a cap note in the evidence manifest.
 """
 
 from __future__ import annotations
@@ -18,19 +23,37 @@ from typing import Any
 from playwright.async_api import CDPSession
 
 from evaluator.errors import EncoderUnavailableError
+from evaluator.models import CapHit
 
 VIDEO_SIZE = (1280, 800)
+MAX_FPS = 25
+"""Frames kept per second of the page's time at most (a noisy canvas sends about 60)."""
+FRAME_BUDGET_BYTES = 160 * 1024 * 1024
+"""Past this many bytes of kept frames, one frame a second is kept."""
+FRAME_CAP_BYTES = 224 * 1024 * 1024
+"""Past this, no frame is kept but the last (written when recording stops)."""
+MAX_BITRATE = "2500k"
+"""The encoder's bitrate cap (``-maxrate``; ``-bufsize`` twice it): a noisy page's video stays a few MB a minute."""
 
 
 class ScreenRecorder:
-    """Records screencast frames of one page to ``frames_dir`` with their wall-clock timestamps."""
+    """Records screencast frames of one page to ``frames_dir`` with their wall-clock timestamps.
 
-    def __init__(self, cdp: CDPSession, frames_dir: Path, *, quality: int = 60) -> None:
+    ``caps`` receives a note for each limit the recording reaches (the bundle's writer's list).
+    """
+
+    def __init__(self, cdp: CDPSession, frames_dir: Path, *, quality: int = 60,
+                 caps: list[CapHit] | None = None) -> None:
         self._cdp = cdp
         self._dir = frames_dir
         self._quality = quality
         self._frames: list[tuple[float, str]] = []
         self._acks: set[asyncio.Task[Any]] = set()
+        self._caps = caps if caps is not None else []
+        self._bytes = 0
+        self._dropped = {"fps": 0, "budget": 0, "cap": 0}
+        self._held: tuple[float, bytes, str] | None = None
+        """The latest frame not kept (too soon, or over budget): kept when recording stops if nothing followed."""
         self.started_at = 0.0
         self.stopped_at = 0.0
 
@@ -62,17 +85,48 @@ class ScreenRecorder:
             pass
         if self._acks:
             await asyncio.gather(*self._acks, return_exceptions=True)
+        if self._held is not None:
+            self._keep(*self._held[:2])  # the screen as it last was, at its own time
+            self._held = None
+        for why, count in self._dropped.items():
+            if count:
+                self._caps.append(_FRAME_CAPS[why](count))
 
     def _on_frame(self, event: dict[str, Any]) -> None:
         if self.stopped_at:
             return  # a frame in flight when recording stopped; the page may already be closed
-        name = f"{len(self._frames):06d}.jpg"
-        (self._dir / name).write_bytes(base64.b64decode(event["data"]))
+        data = base64.b64decode(event["data"])
         stamp = float(event.get("metadata", {}).get("timestamp") or time.time())
-        self._frames.append((stamp, name))
+        interval = 1.0 if self._bytes > FRAME_BUDGET_BYTES else 1.0 / MAX_FPS
+        last = self._frames[-1][0] if self._frames else None
+        if self._held is not None and (last is None or stamp - last >= interval):
+            # The held frame's slot has come: it was the screen until this one, so it is kept (at most one
+            # interval late) and the end of every burst of changes is in the video.
+            held_stamp, held_data, held_why = self._held
+            self._held = None
+            if self._bytes + len(held_data) <= FRAME_CAP_BYTES:
+                self._keep(held_stamp if last is None else max(held_stamp, last + interval), held_data)
+                last = self._frames[-1][0]
+            else:
+                self._dropped[held_why] += 1
+        why = ("cap" if self._bytes + len(data) > FRAME_CAP_BYTES else
+               None if last is None or stamp - last >= interval else
+               "budget" if interval == 1.0 else "fps")
+        if why is None:
+            self._keep(stamp, data)
+        else:
+            if self._held is not None:  # superseded before its slot came
+                self._dropped[self._held[2]] += 1
+            self._held = (stamp, data, why)
         task = asyncio.ensure_future(self._cdp.send("Page.screencastFrameAck", {"sessionId": event["sessionId"]}))
         self._acks.add(task)
         task.add_done_callback(self._ack_done)
+
+    def _keep(self, stamp: float, data: bytes) -> None:
+        name = f"{len(self._frames):06d}.jpg"
+        (self._dir / name).write_bytes(data)
+        self._bytes += len(data)
+        self._frames.append((stamp, name))
 
     def _ack_done(self, task: asyncio.Task[Any]) -> None:
         self._acks.discard(task)
@@ -105,16 +159,34 @@ class ScreenRecorder:
         cmd = [
             ffmpeg, "-nostdin", "-loglevel", "error", "-y", "-f", "concat", "-safe", "0", "-i", listing.name,
             "-vf", f"{scale},fps={fps}", "-t", f"{duration:.3f}", "-c:v", "libx264", "-preset", "ultrafast",
-            "-crf", "30", "-pix_fmt", "yuv420p", "-movflags", "+faststart", str(out.resolve()),
+            "-crf", "30", "-maxrate", MAX_BITRATE, "-bufsize", f"{2 * int(MAX_BITRATE[:-1])}k",
+            "-pix_fmt", "yuv420p", "-movflags", "+faststart", str(out.resolve()),
         ]
         proc = subprocess.run(cmd, cwd=self._dir, capture_output=True, text=True, timeout=300, check=False)
         if proc.returncode != 0:
             raise EncoderUnavailableError(f"ffmpeg failed to encode the screen video: {proc.stderr.strip()[-500:]}")
+        kbps = out.stat().st_size * 8 / 1000 / duration
+        if kbps > 0.8 * int(MAX_BITRATE[:-1]):
+            self._caps.append(CapHit(what="video_bitrate", limit=f"{MAX_BITRATE}bit/s",
+                                     detail=f"the video ran at {kbps:.0f} kbit/s: the encoder's cap lowered its "
+                                            "quality where the screen changed most"))
         return duration
 
     def discard_frames(self) -> None:
         """Delete the raw frames once the video is encoded."""
         shutil.rmtree(self._dir, ignore_errors=True)
+
+
+_FRAME_CAPS = {
+    "fps": lambda n: CapHit(what="screencast_fps", limit=f"{MAX_FPS} frames/s",
+                            detail=f"{n} frames arriving faster were not kept (the video holds the one before)"),
+    "budget": lambda n: CapHit(what="screencast_bytes",
+                               limit=f"{FRAME_BUDGET_BYTES // (1024 * 1024)} MiB, then 1 frame/s",
+                               detail=f"{n} frames past the budget were not kept"),
+    "cap": lambda n: CapHit(what="screencast_bytes", limit=f"{FRAME_CAP_BYTES // (1024 * 1024)} MiB",
+                            detail=f"{n} frames past the cap were not kept (the video holds the last kept frame, "
+                                   "then the screen as it was when recording stopped)"),
+}
 
 
 @functools.cache

@@ -2,17 +2,18 @@
 // only from evalgrid's worker pods, and useless without the sandbox's token.
 //
 // A connection starts with one JSON line, {"token": ..., "channel": ...}; then, by channel:
-//   control   JSON request lines in, JSON reply lines out (ops.js), as `control.js` over docker exec;
-//   devtools  raw bytes to and from Chromium's DevTools port, which headless Chromium binds to
-//             127.0.0.1 inside the pod whatever --remote-debugging-address says;
+//   control   the supervisor's control operations (ops.js), as over the Docker backend's relay;
+//   devtools  Chromium's DevTools pipe (NUL-terminated JSON messages), as over the relay;
 //   audio     the PulseAudio monitor as raw s16le on the socket (parec, with the client's options).
-// Runs inside the supervisor, so the control channel needs no new process after a fork bomb.
+// The token is read from a file only the machinery's user can read (the pod's downward-API volume), never
+// from the environment, where /proc/<pid>/environ would keep it for the container's life.
 "use strict";
 
 const crypto = require("crypto");
+const fs = require("fs");
 const net = require("net");
 const { spawn } = require("child_process");
-const { serveLines } = require("./ops");
+const { serveControl } = require("./ops");
 
 const HANDSHAKE_LIMIT = 4096;
 const HANDSHAKE_TIMEOUT_MS = 5000;
@@ -21,22 +22,6 @@ function sameToken(given, expected) {
   const a = Buffer.from(String(given));
   const b = Buffer.from(expected);
   return a.length === b.length && crypto.timingSafeEqual(a, b);
-}
-
-function control(socket, rest) {
-  serveLines(socket, (reply) => socket.write(reply));
-  if (rest.length) socket.unshift(rest);
-}
-
-function devtools(socket, rest, devtoolsPort) {
-  const upstream = net.connect(devtoolsPort, "127.0.0.1");
-  upstream.on("error", () => socket.destroy());
-  socket.on("error", () => upstream.destroy());
-  socket.on("close", () => upstream.destroy());
-  upstream.on("close", () => socket.destroy());
-  if (rest.length) upstream.write(rest);
-  socket.pipe(upstream);
-  upstream.pipe(socket);
 }
 
 function audio(socket, request, pulseServer) {
@@ -56,8 +41,9 @@ function audio(socket, request, pulseServer) {
   socket.on("error", stop);
 }
 
-function startGate({ port, token, devtoolsPort, pulseServer, log }) {
-  if (!token || token.length < 32) throw new Error("the gate needs EVALGRID_GATE_TOKEN (32 characters or more)");
+function startGate({ port, tokenFile, pulseServer, sandbox, log }) {
+  const token = tokenFile ? fs.readFileSync(tokenFile, "utf8").trim() : "";
+  if (token.length < 32) throw new Error("the gate needs its token file (EVALGRID_GATE_TOKEN_FILE, 32 characters or more)");
   const server = net.createServer((socket) => {
     socket.setNoDelay(true);
     let buffered = Buffer.alloc(0);
@@ -84,8 +70,10 @@ function startGate({ port, token, devtoolsPort, pulseServer, log }) {
         socket.destroy();
         return;
       }
-      if (request.channel === "control") control(socket, rest);
-      else if (request.channel === "devtools") devtools(socket, rest, devtoolsPort);
+      if (rest.length) socket.unshift(rest);
+      // (devtools resumes the socket itself, once a browser is there to read what it sends)
+      if (request.channel === "devtools") return sandbox.attachDevtools(socket);
+      if (request.channel === "control") serveControl(socket, sandbox);
       else if (request.channel === "audio") audio(socket, request, pulseServer);
       else socket.destroy();
       socket.resume();

@@ -8,7 +8,13 @@
 //
 // Node 18, CommonJS, no dependencies: the image has node but no npm.
 //
-//   node mirror.js --port P --root DIR --cert C --key K --log L      (prints "ready" when listening)
+//   node mirror.js --port P --root DIR --cert C --key K --index F --log L   (prints "ready" when listening)
+//   node mirror.js --build-index DIR [NAME...] > F   the index: packages, and CommonJS export names (image build)
+//
+// The mirror never runs package code. esm.sh-style ES modules are bundled with esbuild, which only parses;
+// the named exports of a CommonJS entry come from the index, made once at image build by loading each
+// entry in a throwaway process (a static lexer finds 0 of lodash's 308 names). It runs as a process of
+// its own, beside the supervisor, never inside it.
 
 const fs = require('fs');
 const http = require('http');
@@ -127,8 +133,10 @@ function isExactVersion(range) {
 // node_modules/react--17 are folder names only).
 
 class Mirror {
-  constructor(root) {
+  // `index`: the image build's index (buildIndex), whose CommonJS export names the ES-module path uses.
+  constructor(root, index = null) {
     this.root = root;
+    this.cjsIndex = new Map(Object.entries((index && index.cjs_exports) || {}));
     this.packages = new Map(); // name → [{version, parsed, dir, json}] ascending
     this.fileLists = new Map(); // dir → relative file paths
     this.fonts = new Map(); // lowercased family → {family, id, dir, version, weights, styles}
@@ -234,6 +242,11 @@ class Mirror {
     walk('');
     this.fileLists.set(dir, list);
     return list;
+  }
+
+  // The named exports of a CommonJS module file, as the index recorded them (none for a file it lacks).
+  cjsExports(file) {
+    return this.cjsIndex.get(path.relative(this.root, file)) || [];
   }
 
   isFile(pkg, rel) {
@@ -594,7 +607,7 @@ function gstatic(mirror, ctx) {
 // `import { createRoot } from "https://esm.sh/react-dom@18/client"`. Each module is bundled on
 // request with the toolchain's esbuild; the package's dependencies stay separate modules, at their
 // esm.sh addresses (so react-dom and the page share one React), and a CommonJS package gets its named exports
-// by loading it here once to list them. Built modules are kept for the sandbox's lifetime.
+// from the index made at image build. Built modules are kept for the sandbox's lifetime.
 const LOG_LIMIT_BYTES = 2 * 1024 * 1024;
 const ESBUILD = process.env.EVALGRID_ESBUILD || '/opt/evalgrid/toolchain/node_modules/esbuild';
 const esModules = new Map();
@@ -617,7 +630,10 @@ function esModuleCdn(mirror, ctx) {
     : { miss: built.error };
 }
 
-// The file a package exports at `sub` ("." or "./client") for a browser importing it.
+// The file a package exports at `sub` ("." or "./client") for a browser importing it, or null when the
+// package does not export that subpath. A package with an `exports` map exports only what the map names
+// (patterns included), as Node and esm.sh have it; one without a map exports its entry and its module
+// files, but never its command-line scripts (its `bin`): those are programs, not modules.
 function exportedFile(mirror, pkg, sub) {
   const pick = (target) => {
     if (typeof target === 'string') return target;
@@ -631,17 +647,35 @@ function exportedFile(mirror, pkg, sub) {
     return null;
   };
   const exp = pkg.json.exports;
-  if (exp !== undefined) {
+  if (exp !== undefined && exp !== null) {
     const sugar = typeof exp === 'string' || Array.isArray(exp) || !Object.keys(exp).some((k) => k.startsWith('.'));
-    const target = sugar ? (sub === '.' ? exp : undefined) : exp[sub];
-    const file = pick(target);
-    if (file) return stripDotSlash(file);
+    let file = null;
+    if (sugar) file = sub === '.' ? pick(exp) : null;
+    else if (Object.hasOwn(exp, sub)) file = pick(exp[sub]);
+    else {
+      for (const key of Object.keys(exp)) {
+        const star = key.indexOf('*');
+        if (star < 0 || !sub.startsWith(key.slice(0, star)) || !sub.endsWith(key.slice(star + 1))) continue;
+        const middle = sub.slice(star, sub.length - (key.length - star - 1));
+        const target = pick(exp[key]);
+        if (target && !middle.split('/').includes('..')) file = target.split('*').join(middle);
+        break;
+      }
+    }
+    return file && mirror.isFile(pkg, stripDotSlash(file)) ? stripDotSlash(file) : null;
   }
   if (sub === '.') {
     const main = [pkg.json.module, pkg.json.main].find((f) => typeof f === 'string');
     return resolveModulePath(mirror, pkg, main ? stripDotSlash(main) : '');
   }
-  return resolveModulePath(mirror, pkg, sub.slice(2));
+  const rel = resolveModulePath(mirror, pkg, sub.slice(2));
+  return rel && !binScripts(pkg).has(rel) && !rel.startsWith('bin/') ? rel : null;
+}
+
+function binScripts(pkg) {
+  const bin = pkg.json.bin;
+  const files = typeof bin === 'string' ? [bin] : bin && typeof bin === 'object' ? Object.values(bin) : [];
+  return new Set(files.filter((f) => typeof f === 'string').map(stripDotSlash));
 }
 
 function buildEsModule(mirror, pkg, sub) {
@@ -687,12 +721,7 @@ function buildEsModule(mirror, pkg, sub) {
       ? `export { default } from ${JSON.stringify(file)};\n`
       : `import * as __all from ${JSON.stringify(file)};\nexport default __all;\n`);
   } else {
-    let names = [];
-    try {
-      names = Object.keys(require(file)).filter((k) => /^[A-Za-z_$][\w$]*$/.test(k) && k !== 'default');
-    } catch {
-      // a module that cannot load outside a browser still has its default export
-    }
+    const names = mirror.cjsExports(file);
     entry = `import __m from ${JSON.stringify(file)};\nexport default __m;\n` +
       (names.length ? `export const { ${names.join(', ')} } = __m;\n` : '');
   }
@@ -771,8 +800,105 @@ function manifest(root) {
   return out.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : compareVersions(parseVersion(a.version), parseVersion(b.version))));
 }
 
-function startMirror({ port, root, certFile, keyFile, logFile }) {
+// ---------------------------------------------------------------------------------------------
+// The index, made once at image build: the packages, and the named exports of every module file the
+// ES-module path may be asked for. Names come from loading each file, which runs its code: that happens
+// here, in throwaway processes (one per package, again after any that dies: a command-line script
+// calls process.exit), never in the running mirror.
+
+const INDEX_SKIP_DIRS = new Set(['node_modules', 'bin', 'test', 'tests', '__tests__', 'example', 'examples', 'docs',
+  'bench', 'benchmark', 'benchmarks']);
+const INDEX_FILE_LIMIT = 2 * 1024 * 1024;
+const INDEX_CHILD_TIMEOUT_MS = 5000;
+const NAMES_CHILD = `
+const fs = require('fs');
+const [list, out] = process.argv.slice(1);
+const files = JSON.parse(fs.readFileSync(list, 'utf8'));
+for (let i = 0; i < files.length; i++) {
+  let names = [];
+  try {
+    names = Object.keys(require(files[i])).filter((k) => /^[A-Za-z_$][\\w$]*$/.test(k) && k !== 'default');
+  } catch {
+    // an ES module, or one that cannot load outside a browser: it keeps its default export
+  }
+  fs.appendFileSync(out, JSON.stringify([i, names]) + '\\n');
+}
+process.exit(0);
+`;
+
+function indexCandidates(mirror, pkg) {
+  const subs = new Set(['.']);
+  const exp = pkg.json.exports;
+  if (exp && typeof exp === 'object' && !Array.isArray(exp)) {
+    for (const key of Object.keys(exp)) if (key.startsWith('./') && !key.includes('*')) subs.add(key);
+  } else if (exp === undefined || exp === null) {
+    const bins = binScripts(pkg);
+    for (const rel of mirror.files(pkg.dir)) {
+      const parts = rel.split('/');
+      if (parts.length > 3 || parts.slice(0, -1).some((d) => INDEX_SKIP_DIRS.has(d)) || bins.has(rel)) continue;
+      if (!/\.c?js$/.test(rel)) continue;
+      try {
+        if (fs.statSync(path.join(pkg.dir, rel)).size > INDEX_FILE_LIMIT) continue;
+      } catch {
+        continue;
+      }
+      subs.add(`./${rel}`);
+    }
+  }
+  const files = new Set();
+  for (const sub of subs) {
+    const rel = exportedFile(mirror, pkg, sub);
+    if (rel && !/\.mjs$/.test(rel) && pkg.json.type !== 'module') files.add(safeJoin(pkg.dir, rel));
+  }
+  return [...files].filter(Boolean);
+}
+
+function exportNames(files, scratch) {
+  const names = new Map();
+  let rest = files;
+  while (rest.length) {
+    const list = path.join(scratch, 'files.json');
+    const out = path.join(scratch, 'names.jsonl');
+    fs.writeFileSync(list, JSON.stringify(rest));
+    fs.writeFileSync(out, '');
+    require('child_process').spawnSync(process.execPath, ['-e', NAMES_CHILD, list, out], {
+      stdio: 'ignore', timeout: INDEX_CHILD_TIMEOUT_MS, killSignal: 'SIGKILL', cwd: scratch,
+    });
+    let done = 0;
+    for (const line of fs.readFileSync(out, 'utf8').split('\n')) {
+      if (!line) continue;
+      const [i, found] = JSON.parse(line);
+      if (found.length) names.set(rest[i], found);
+      done = i + 1;
+    }
+    rest = rest.slice(done + 1); // the file after the last answered one ended the child: it is skipped
+  }
+  return names;
+}
+
+// `only`: package names to index (all when empty), so a test can index what it uses in a second.
+function buildIndex(dir, only = []) {
+  const root = path.resolve(dir); // the children load files by path from a scratch directory
   const mirror = new Mirror(root);
+  const scratch = fs.mkdtempSync(path.join(require('os').tmpdir(), 'mirror-index-'));
+  const cjs = {};
+  try {
+    for (const [name, list] of mirror.packages) {
+      if (only.length && !only.includes(name)) continue;
+      for (const pkg of list) {
+        for (const [file, names] of exportNames(indexCandidates(mirror, pkg), scratch)) {
+          cjs[path.relative(root, file)] = names;
+        }
+      }
+    }
+  } finally {
+    fs.rmSync(scratch, { recursive: true, force: true });
+  }
+  return { version: 1, packages: manifest(mirror), cjs_exports: cjs };
+}
+
+function startMirror({ port, root, certFile, keyFile, logFile, indexFile }) {
+  const mirror = new Mirror(root, indexFile ? JSON.parse(fs.readFileSync(indexFile, 'utf8')) : null);
   const secureContext = tls.createSecureContext({ cert: fs.readFileSync(certFile), key: fs.readFileSync(keyFile) });
   const tunnelHost = new WeakMap(); // TLS socket → the host its CONNECT named
 
@@ -918,19 +1044,25 @@ function safely(res, fn) {
   }
 }
 
-module.exports = { startMirror, manifest, parseRange, satisfies, parseVersion };
+module.exports = { startMirror, manifest, buildIndex, parseRange, satisfies, parseVersion };
 
 if (require.main === module) {
-  const args = {};
   const argv = process.argv.slice(2);
+  if (argv[0] === '--build-index' && argv[1]) {
+    process.stdout.write(JSON.stringify(buildIndex(argv[1], argv.slice(2))), () => process.exit(0));
+    return;
+  }
+  const args = {};
   for (let i = 0; i < argv.length; i += 2) args[argv[i].replace(/^--/, '')] = argv[i + 1];
   if (!args.port || !args.root || !args.cert || !args.key) {
-    process.stderr.write('usage: node mirror.js --port P --root DIR --cert C --key K [--log L]\n');
+    process.stderr.write('usage: node mirror.js --port P --root DIR --cert C --key K [--index F] [--log L]\n' +
+                         '       node mirror.js --build-index DIR [NAME...]\n');
     process.exit(2);
   }
   // Pages under evaluation are hostile; whatever slips past the handlers must not end the mirror.
   process.on('uncaughtException', (err) => process.stderr.write(`mirror: ${err && err.stack}\n`));
-  startMirror({ port: Number(args.port), root: args.root, certFile: args.cert, keyFile: args.key, logFile: args.log })
+  startMirror({ port: Number(args.port), root: args.root, certFile: args.cert, keyFile: args.key, logFile: args.log,
+                indexFile: args.index })
     .then(() => process.stdout.write('ready\n'))
     .catch((err) => {
       process.stderr.write(`mirror: cannot start: ${err.message}\n`);

@@ -1,10 +1,17 @@
-// evalgrid sandbox supervisor: serves the app on loopback and keeps one headless Chromium alive.
+// evalgrid sandbox supervisor: the machinery of one sandbox. It serves the app's files on loopback,
+// keeps one headless Chromium alive and answers the driver's control requests.
 //
-// Runs as PID 2 under tini, as an unprivileged user, in a container with no network at all
-// (--network none). The driver outside reaches Chromium's DevTools port only through
-// `docker exec -i ... node pipe.js`, so nothing inside can open a connection to the outside.
-// As a Kubernetes pod (EVALGRID_GATE_PORT set) the pod has a network interface, with every egress
-// denied by a NetworkPolicy; the driver then comes in through the token-guarded gate (gate.js).
+// Runs under tini as the machinery's user (10001), in a container with no network at all (Docker:
+// --network none) or in a pod whose egress is denied (Kubernetes). No process of the app ever runs
+// here: the app's code runs in Chromium's renderers (the page) and, for component and project answers,
+// in a build container of its own (buildd.js, another uid, no network, thrown away after the build).
+// So everything this process reads (its state directory, its logs, its sockets) is the machinery's.
+//
+// The driver comes in one of two ways, both ending at the same handlers:
+//   Docker      `docker exec --user 10001 -i ... node relay.js control|devtools`, each a relay to a Unix
+//               socket in the state directory (mode 0700: only the machinery's user can open it);
+//   Kubernetes  the token-guarded gate (gate.js), EVALGRID_GATE_PORT set, the token in a file.
+// Chromium speaks DevTools over --remote-debugging-pipe: it listens on no port at all.
 "use strict";
 
 const fs = require("fs");
@@ -13,18 +20,18 @@ const net = require("net");
 const path = require("path");
 const { spawn } = require("child_process");
 
+const ops = require("./ops");
+
 const APP_ROOT = "/srv/app";
 const STATE = process.env.EVALGRID_STATE || "/tmp/evalgrid";
 const APP_PORT = 8080;
-const DEVTOOLS_PORT = 9222;
 const MIRROR_PORT = 8079;
 const CHROMIUM = process.env.EVALGRID_CHROMIUM || "/usr/bin/chromium";
 const PULSE_DIR = path.join(STATE, "pulse");
 const PULSE_SOCKET = path.join(PULSE_DIR, "pulse.sock");
-const OWN_CHILDREN = path.join(STATE, "own-children");
-// Read once and dropped from the environment, so Chromium, PulseAudio and app processes never inherit it.
-const token = process.env.EVALGRID_GATE_TOKEN || "";
-delete process.env.EVALGRID_GATE_TOKEN;
+// The server log the driver gets is the last SERVER_LOG_BYTES of it: a page that floods its server with
+// requests costs itself its early log lines, never the control channel or the sandbox's memory.
+const SERVER_LOG_BYTES = 256 * 1024;
 
 // Same flags as the local backend's launch, plus belt-and-braces egress denial inside the browser:
 // every non-loopback URL goes to the CDN mirror (which answers the CDNs and refuses the rest), no
@@ -36,7 +43,8 @@ const CHROMIUM_ARGS = [
   // a mouse-like pointer for (hover) and (pointer) media queries.
   "--hide-scrollbars",
   "--blink-settings=primaryHoverType=2,availableHoverTypes=2,primaryPointerType=4,availablePointerTypes=4",
-  `--remote-debugging-port=${DEVTOOLS_PORT}`, "--remote-debugging-address=127.0.0.1",
+  // DevTools on file descriptors 3 and 4, not on a loopback port anything in the sandbox could connect to.
+  "--remote-debugging-pipe",
   "--disable-background-networking", "--disable-component-update", "--disable-sync",
   "--disable-default-apps", "--no-first-run", "--disable-quic", "--disable-dev-shm-usage",
   "--autoplay-policy=no-user-gesture-required", "--force-color-profile=srgb",
@@ -61,24 +69,44 @@ const TYPES = {
   ".woff": "font/woff", ".woff2": "font/woff2", ".ttf": "font/ttf", ".mp3": "audio/mpeg", ".wav": "audio/wav",
 };
 
-fs.mkdirSync(STATE, { recursive: true });
-fs.writeFileSync(path.join(STATE, "sandboxd.pid"), String(process.pid));
-const serverLog = path.join(STATE, "server.log");
+fs.mkdirSync(STATE, { recursive: true, mode: 0o700 });
+fs.chmodSync(STATE, 0o700);
+
+function note(line) {
+  try {
+    fs.appendFileSync(path.join(STATE, "sandboxd.log"), `${new Date().toISOString()} ${line}\n`);
+  } catch {
+    // a full /tmp must not take the supervisor down
+  }
+}
+
+// ---------------------------------------------------------------------------------- server log
+
+const serverLog = { lines: [], bytes: 0, dropped: 0 };
 
 function log(line) {
-  fs.appendFile(serverLog, line + "\n", () => {});
+  serverLog.lines.push(line);
+  serverLog.bytes += Buffer.byteLength(line) + 1;
+  while (serverLog.bytes > SERVER_LOG_BYTES && serverLog.lines.length > 1) {
+    serverLog.bytes -= Buffer.byteLength(serverLog.lines.shift()) + 1;
+    serverLog.dropped += 1;
+  }
 }
 
-// The children this supervisor runs for itself; a reset (ops.js) kills every other process.
-const own = { audio: null, browser: null };
-function recordOwnChildren() {
-  const pids = Object.values(own).filter((child) => child && child.pid).map((child) => child.pid);
-  fs.writeFileSync(OWN_CHILDREN + ".tmp", pids.join("\n"));
-  fs.renameSync(OWN_CHILDREN + ".tmp", OWN_CHILDREN);
+// The log so far, and a fresh one for the next app.
+function takeServerLog() {
+  const taken = { log: serverLog.lines.join("\n"), dropped: serverLog.dropped };
+  serverLog.lines = [];
+  serverLog.bytes = 0;
+  serverLog.dropped = 0;
+  return taken;
 }
+
+// ---------------------------------------------------------------------------------- app server
 
 // Any request a page can make must end in an answer, never in an exception: an uncaught one here
-// would take the supervisor, and with it the sandbox, down (the app escaping its verdict).
+// would take the supervisor, and with it the sandbox, down (the app escaping its verdict). Only regular
+// files under the app's root are served (lstat: a link is not followed, wherever it points).
 function serve(req, res) {
   let rel;
   try {
@@ -88,23 +116,32 @@ function serve(req, res) {
   }
   const file = rel === null || rel.includes("\0") ? null : path.normalize(path.join(APP_ROOT, rel));
   res.setHeader("Cache-Control", "no-store");
+  const line = (status) => `"${req.method} ${String(req.url).slice(0, 300)} HTTP/${req.httpVersion}" ${status} -`;
   if (file === null || (file !== APP_ROOT && !file.startsWith(APP_ROOT + path.sep))) {
-    log(`"${req.method} ${String(req.url).slice(0, 300)} HTTP/${req.httpVersion}" 400 -`);
+    log(line(400));
     res.writeHead(400, { "Content-Type": "text/plain" });
     res.end("bad request");
     return;
   }
-  fs.stat(file, (err, st) => {
+  fs.lstat(file, (err, st) => {
     const target = !err && st.isDirectory() ? path.join(file, "index.html") : file;
-    fs.readFile(target, (readErr, body) => {
-      log(`"${req.method} ${String(req.url).slice(0, 300)} HTTP/${req.httpVersion}" ${readErr ? 404 : 200} -`);
-      if (readErr) {
+    fs.lstat(target, (statErr, info) => {
+      if (statErr || !info.isFile()) {
+        log(line(404));
         res.writeHead(404, { "Content-Type": "text/plain" });
         res.end("not found");
         return;
       }
-      res.writeHead(200, { "Content-Type": TYPES[path.extname(target).toLowerCase()] || "application/octet-stream" });
-      res.end(body);
+      fs.readFile(target, (readErr, body) => {
+        log(line(readErr ? 404 : 200));
+        if (readErr) {
+          res.writeHead(404, { "Content-Type": "text/plain" });
+          res.end("not found");
+          return;
+        }
+        res.writeHead(200, { "Content-Type": TYPES[path.extname(target).toLowerCase()] || "application/octet-stream" });
+        res.end(body);
+      });
     });
   });
 }
@@ -112,7 +149,7 @@ function serve(req, res) {
 const server = http.createServer((req, res) => {
   try {
     serve(req, res);
-  } catch (err) {
+  } catch {
     try {
       res.writeHead(500, { "Content-Type": "text/plain" });
       res.end("server error");
@@ -121,7 +158,10 @@ const server = http.createServer((req, res) => {
     }
   }
 });
+server.on("clientError", (_err, socket) => socket.destroy());
 server.listen(APP_PORT, "127.0.0.1");
+
+// ---------------------------------------------------------------------------------- sound
 
 // The page's sound: a private PulseAudio daemon with one null sink ("evalgrid"); the driver records
 // its monitor with `docker exec ... parec` (evaluator/soundtrack.py). Everything lives under
@@ -141,8 +181,7 @@ function startAudio(onReady) {
     "--load=module-null-sink sink_name=evalgrid rate=48000 channels=2 norewinds=1",
     `--load=module-native-protocol-unix socket=${PULSE_SOCKET} auth-anonymous=1 auth-cookie-enabled=0`,
   ], { env, stdio: ["ignore", "ignore", fs.openSync(path.join(STATE, "pulseaudio.log"), "a")] });
-  own.audio = daemon;
-  recordOwnChildren();
+  daemon.on("error", () => {});
   daemon.on("exit", () => setTimeout(() => startAudio(() => {}), 500));
   const started = Date.now();
   const probe = () => {
@@ -156,39 +195,116 @@ function startAudio(onReady) {
   probe();
 }
 
-let browser = null;
-let restarts = 0;
+// ---------------------------------------------------------------------------------- the browser
+
+// One DevTools client at a time, and each client gets a Chromium no earlier client has touched: when a
+// client goes, its Chromium goes too (the contexts it made, its attached sessions), and a new one starts.
+const browserState = { child: null, starts: 0, client: null, used: false, waiting: [] };
 
 function startBrowser() {
   const profile = path.join(STATE, "chrome");
   fs.rmSync(profile, { recursive: true, force: true });
-  browser = spawn(CHROMIUM, [...CHROMIUM_ARGS, `--user-data-dir=${profile}`, "about:blank"], {
+  const child = spawn(CHROMIUM, [...CHROMIUM_ARGS, `--user-data-dir=${profile}`, "about:blank"], {
     env: { ...process.env, PULSE_SERVER: `unix:${PULSE_SOCKET}`, PULSE_SINK: "evalgrid" },
-    stdio: ["ignore", "ignore", fs.openSync(path.join(STATE, "chromium.log"), "a")],
+    stdio: ["ignore", "ignore", fs.openSync(path.join(STATE, "chromium.log"), "a"), "pipe", "pipe"],
   });
-  own.browser = browser;
-  recordOwnChildren();
-  browser.on("exit", (code, signal) => {
-    // A crashed or killed browser is brought back; the driver sees the dropped connection and
-    // retries the run (an infrastructure failure, not the app's result).
-    restarts += 1;
-    fs.writeFileSync(path.join(STATE, "browser-restarts"), String(restarts));
+  browserState.child = child;
+  browserState.starts += 1;
+  browserState.used = false;
+  child.stdio[3].on("error", () => {});
+  child.stdio[4].on("error", () => {});
+  child.on("error", (err) => note(`chromium: ${err.message}`));
+  child.on("exit", () => {
+    // A crashed or killed browser is brought back; its client sees the dropped connection and connects
+    // again (the run that was on it is retried or scored by the worker's rules).
+    if (browserState.child === child) browserState.child = null;
+    const client = browserState.client;
+    if (client && client.browser === child) client.socket.destroy();
     setTimeout(startBrowser, 200);
   });
+  const waiting = browserState.waiting.splice(0);
+  for (const socket of waiting) attachDevtools(socket);
 }
-// The offline CDN mirror; ops.js empties its log with each new app and hands it to the driver.
-// Indexing it takes ~150 ms of the sandbox's one CPU, so it starts once Chromium is under way; the
-// driver's first request (ops.js `devtools`) waits for both to listen.
-function startMirror() {
-  require("./mirror").startMirror({
-    port: MIRROR_PORT, root: "/opt/evalgrid/mirror", certFile: "/opt/evalgrid/mirror-cert.pem",
-    keyFile: "/opt/evalgrid/mirror-key.pem", logFile: path.join(STATE, "mirror.log"),
-  }).catch((err) => {
-    // The sandbox then never reports ready (ops.js `devtools` waits for the mirror): its pages would
-    // fail at the proxy and be scored as the app's failures.
-    fs.appendFileSync(path.join(STATE, "sandboxd.log"), `${new Date().toISOString()} mirror: ${err && err.stack}\n`);
+
+// A DevTools client: bytes in go to Chromium's fd 3, Chromium's fd 4 comes back out (messages are
+// NUL-terminated JSON; the driver's bridge turns them into WebSocket frames for Playwright).
+function attachDevtools(socket) {
+  if (socket.destroyed) return;
+  socket.pause(); // nothing may be read before it can go to a browser
+  socket.on("error", () => socket.destroy());
+  const previous = browserState.client;
+  if (previous && previous.socket !== socket) previous.socket.destroy();
+  const child = browserState.child;
+  if (!child || browserState.used) {
+    // No browser yet, or one an earlier client used: a fresh one first (its start attaches this socket).
+    browserState.waiting.push(socket);
+    if (child) child.kill("SIGKILL");
+    return;
+  }
+  browserState.used = true;
+  const client = { socket, browser: child };
+  browserState.client = client;
+  const input = child.stdio[3];
+  const output = child.stdio[4];
+  const toClient = (data) => socket.write(data);
+  socket.on("data", (data) => input.write(data));
+  output.on("data", toClient);
+  socket.resume();
+  socket.on("close", () => {
+    output.removeListener("data", toClient);
+    if (browserState.client === client) {
+      browserState.client = null;
+      if (browserState.child === child) child.kill("SIGKILL");
+    }
   });
 }
+
+// ---------------------------------------------------------------------------------- the CDN mirror
+
+// The offline CDN mirror runs as a process of its own (mirror.js): package code must never run inside the
+// supervisor, and the mirror never requires any (CommonJS export names were indexed at image build).
+const mirrorState = { ready: false };
+
+function startMirror() {
+  mirrorState.ready = false;
+  const child = spawn(process.execPath, [path.join(__dirname, "mirror.js"), "--port", String(MIRROR_PORT),
+    "--root", "/opt/evalgrid/mirror", "--cert", "/opt/evalgrid/mirror-cert.pem", "--key", "/opt/evalgrid/mirror-key.pem",
+    "--index", "/opt/evalgrid/mirror-manifest.json", "--log", ops.MIRROR_LOG], {
+    stdio: ["ignore", "pipe", fs.openSync(path.join(STATE, "mirror.stderr.log"), "a")],
+  });
+  child.on("error", (err) => note(`mirror: ${err.message}`));
+  child.stdout.on("data", (data) => {
+    if (String(data).includes("ready")) mirrorState.ready = true;
+  });
+  child.on("exit", (code, signal) => {
+    note(`mirror exited (${code === null ? signal : code}); restarting`);
+    mirrorState.ready = false;
+    setTimeout(startMirror, 200);
+  });
+}
+
+// ---------------------------------------------------------------------------------- the driver's ways in
+
+const sandbox = {
+  takeServerLog,
+  attachDevtools,
+  // Ready when a browser has started and the mirror listens: the first page the driver loads then finds
+  // the mirror answering.
+  ready: () => Boolean(browserState.child) && mirrorState.ready,
+  browserStarts: () => browserState.starts,
+};
+
+// A Unix socket in the state directory: only the machinery's user can reach it (the directory is 0700).
+function listenUnix(name, onConnection) {
+  const file = path.join(STATE, `${name}.sock`);
+  fs.rmSync(file, { force: true });
+  const listener = net.createServer(onConnection);
+  listener.on("error", (err) => note(`${name} socket: ${err.message}`));
+  listener.listen(file, () => fs.chmodSync(file, 0o600));
+}
+
+listenUnix("control", (socket) => ops.serveControl(socket, sandbox));
+listenUnix("devtools", attachDevtools);
 
 startAudio(() => {
   startBrowser();
@@ -197,19 +313,17 @@ startAudio(() => {
 
 if (process.env.EVALGRID_GATE_PORT) {
   require("./gate").startGate({
-    port: Number(process.env.EVALGRID_GATE_PORT), token, devtoolsPort: DEVTOOLS_PORT,
-    pulseServer: `unix:${PULSE_SOCKET}`, log,
+    port: Number(process.env.EVALGRID_GATE_PORT), tokenFile: process.env.EVALGRID_GATE_TOKEN_FILE || "",
+    pulseServer: `unix:${PULSE_SOCKET}`, sandbox, log: note,
   });
 }
 
 // The supervisor outlives its own bugs: a crash here would end the sandbox for every later run.
-process.on("uncaughtException", (err) => {
-  fs.appendFileSync(path.join(STATE, "sandboxd.log"), `${new Date().toISOString()} ${err && err.stack}\n`);
-});
+process.on("uncaughtException", (err) => note(String(err && err.stack)));
 
 for (const sig of ["SIGTERM", "SIGINT"]) {
   process.on(sig, () => {
-    if (browser) browser.kill("SIGKILL");
+    if (browserState.child) browserState.child.kill("SIGKILL");
     process.exit(0);
   });
 }

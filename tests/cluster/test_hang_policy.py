@@ -25,6 +25,7 @@ from evaluator.errors import EvidenceError
 from evaluator.evidence import EvidenceBundle, verify_bundle
 from evaluator.hang import probe_hang
 from evaluator.models import (
+    MANIFEST_VERSION,
     AgentConfig,
     AppFailure,
     Candidate,
@@ -120,7 +121,7 @@ def test_a_spinning_app_is_the_apps_hang_scored_from_its_partial_evidence(hung_r
     manifest = verify_bundle(bundle)  # committed, and every file matches its hash
     assert manifest.incomplete is not None and manifest.incomplete.failure is AppFailure.HANG
     assert manifest.incomplete.probe is not None and manifest.incomplete.probe.app_hung
-    assert manifest.incomplete.phase == "interaction" and manifest.version == 2
+    assert manifest.incomplete.phase == "interaction" and manifest.version == MANIFEST_VERSION
     assert json.loads((bundle / "interaction" / "result.json").read_text())["ended_by"] == "hang"
     with pytest.raises(EvidenceError, match="hang"):
         EvidenceBundle(bundle)  # a judge is never handed the evidence up to a hang as if it were whole

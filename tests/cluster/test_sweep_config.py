@@ -105,11 +105,13 @@ def test_valid_sweep_loads(project: Path) -> None:
 
 
 def test_plan_is_candidates_times_queries_with_distinct_keys(project: Path) -> None:
+    """Candidates interleaved, query by query: no candidate's runs come as one block that could delay or stop
+    the others (a hostile candidate's, or an outage during it)."""
     sweep = load_sweep(_write(project / "sweep.yaml", SWEEP))
     runs = list(sweep.plan())
     assert len(runs) == sweep.size == 6
     assert [(r.candidate.id, r.query.id) for r in runs] == [
-        (c, q) for c in ("careful", "sloppy") for q in ("game-tictactoe", "tool-calculator", "land-cafe")
+        (c, q) for q in ("game-tictactoe", "tool-calculator", "land-cafe") for c in ("careful", "sloppy")
     ]
     assert len({r.run_key for r in runs}) == 6
     assert all(r.run_key.startswith("run-") for r in runs)

@@ -59,23 +59,30 @@ def mirror_root() -> Path:
     return MIRROR_DIR
 
 
+INDEXED = ["react", "react-dom", "scheduler", "vue", "lodash", "dayjs", "d3"]
+
+
 @pytest.fixture(scope="session")
 def proxy(mirror_root: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Proxy]:
     if shutil.which("node") is None:
         pytest.skip("node is not installed (make setup installs it)")
     work = tmp_path_factory.mktemp("mirror")
-    cert, key, log = work / "cert.pem", work / "key.pem", work / "mirror.log"
+    cert, key, log, index = work / "cert.pem", work / "key.pem", work / "mirror.log", work / "index.json"
     subprocess.run(
         ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", str(key), "-out", str(cert),
          "-days", "2", "-subj", "/CN=evalgrid-mirror"],
         check=True, capture_output=True,
     )
+    # The CommonJS export names the image build indexes, for the packages these tests import as ES modules.
+    with index.open("w") as out:
+        subprocess.run(["node", str(SANDBOX / "mirror.js"), "--build-index", str(mirror_root), *INDEXED],
+                       stdout=out, check=True, timeout=120)
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     process = subprocess.Popen(
         ["node", str(SANDBOX / "mirror.js"), "--port", str(port), "--root", str(mirror_root),
-         "--cert", str(cert), "--key", str(key), "--log", str(log)],
+         "--cert", str(cert), "--key", str(key), "--log", str(log), "--index", str(index)],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         env={**os.environ, "EVALGRID_ESBUILD": str(TOOLCHAIN_DIR / "node_modules" / "esbuild")},
     )
@@ -209,7 +216,25 @@ CASES = [
     Case("https://cdn.skypack.dev/d3@7.9.2", content_type=JS, contains='from "https://esm.sh/d3-'),
     Case("https://cdn.jsdelivr.net/npm/d3@7/+esm", 302, location="https://esm.sh/d3@7.9.2"),
     Case("https://cdn.skypack.dev/canvas-confetti", 404),
+    # The ES-module path builds only what a package exports: never a command-line script (the purgecss CLI
+    # once ran inside the supervisor and ended the sandbox), never a subpath outside an exports map.
+    Case("https://esm.sh/purgecss@4.1.3/bin/purgecss.js", 404),
+    Case("https://esm.sh/react-dom@18.3.1/cjs/react-dom.development.js", 404),
+    Case("https://esm.sh/dayjs@1.11.23/plugin/relativeTime.js", content_type=JS, contains="export"),
+    # CommonJS named exports come from the image build's index: the mirror loads no package code
+    Case("https://esm.sh/lodash@4.17.21", content_type=JS, contains="  debounce,\n"),
 ]
+
+
+def test_named_exports_come_from_the_index_and_no_module_is_loaded_at_request_time(client: httpx.Client) -> None:
+    """lodash's names are in the index (a static lexer finds none of them); a CommonJS module the index lacks
+    gets its default export only, which it would not if the mirror loaded modules to list their names."""
+    lodash = client.get("https://esm.sh/lodash@4.17.21").text
+    exported = lodash[lodash.rindex("export {"):]
+    assert "debounce," in exported and "chunk," in exported
+    moment = client.get("https://esm.sh/moment@2.31.0").text  # CommonJS, and not in this test's index
+    exported = moment[moment.rindex("export {"):]
+    assert " as default" in exported and "isMoment" not in exported
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.url[8:70] for c in CASES])

@@ -7,7 +7,8 @@ client; every object it is sent is validated against the real Kubernetes schema 
 does); answers have the API's shapes (``Pod``, ``PodList``, ``Status`` with its codes), so the
 client's own deserialisation runs. A pod becomes a container with what the kubelet would apply:
 user, read-only root, dropped capabilities, no privilege escalation, memory and CPU limits,
-memory-backed ``emptyDir`` volumes, and a network on which it can reach nothing (a Docker
+memory-backed ``emptyDir`` volumes, projected downward-API files (owned by the pod's ``fsGroup``, with
+their mode), the container's ``command``, and a network on which it can reach nothing (a Docker
 ``--internal`` network standing in for the NetworkPolicy). Readiness is the pod's own TCP probe.
 
 Custom resources (``ray.io/v1`` RayJobs) are stored after a caller-supplied validation.
@@ -17,9 +18,12 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import re
+import shutil
 import socket
 import subprocess
+import tempfile
 import threading
 import uuid
 from collections.abc import Callable, Iterator
@@ -67,6 +71,8 @@ class FakeApiServer:
         self.rejected: list[str] = []
         """Why each refused object was refused."""
         self._custom_validator = custom_validator
+        self._files: dict[tuple[str, str], str] = {}
+        """Host directories holding a pod's projected files."""
         self._lock = threading.Lock()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
@@ -96,6 +102,8 @@ class FakeApiServer:
         self._server.server_close()
         for namespace, name in list(self.pods):
             _docker("rm", "--force", _container(namespace, name))
+        for directory in self._files.values():
+            shutil.rmtree(directory, ignore_errors=True)
 
     # ------------------------------------------------------------------------ the handlers
 
@@ -207,9 +215,13 @@ class FakeApiServer:
             args += ["--cpus", str(limits["cpu"])]
         volumes = {v["name"]: v for v in spec.get("volumes", [])}
         for mount in container.get("volumeMounts", []):
-            empty = volumes[mount["name"]].get("emptyDir")
+            volume = volumes[mount["name"]]
+            if "projected" in volume:
+                args += ["--volume", f"{self._project(pod, volume['projected'])}:{mount['mountPath']}:ro"]
+                continue
+            empty = volume.get("emptyDir")
             if empty is None or empty.get("medium") != "Memory":
-                raise ValueError("the fake API server mounts memory-backed emptyDir volumes only")
+                raise ValueError("the fake API server mounts memory-backed emptyDir and projected volumes only")
             size = _docker_size(empty["sizeLimit"])
             if mount["mountPath"] == "/dev/shm":
                 args += ["--shm-size", size]
@@ -220,13 +232,37 @@ class FakeApiServer:
                 args += ["--tmpfs", f"{mount['mountPath']}:rw,nosuid,nodev,size={size}{owner}"]
         for env in container.get("env", []):
             args += ["--env", f"{env['name']}={env.get('value', '')}"]
-        result = _docker(*args, container["image"])
+        command = container.get("command") or []
+        if command:
+            args += ["--entrypoint", command[0]]
+        result = _docker(*args, container["image"], *command[1:], *container.get("args", []))
         if result.returncode != 0:
             if "Unable to find image" in result.stderr or "pull access denied" in result.stderr:
                 # The API accepts such a pod; the kubelet then reports it cannot pull the image.
                 pod["status"]["pullError"] = result.stderr.strip()
                 return
             raise RuntimeError(f"docker run failed: {result.stderr.strip()}")
+
+    def _project(self, pod: dict[str, Any], projected: dict[str, Any]) -> str:
+        """Write a projected volume's downward-API files as the kubelet would: root-owned, group ``fsGroup``."""
+        meta = pod["metadata"]
+        directory = tempfile.mkdtemp(prefix="fake-kube-projected-")
+        os.chmod(directory, 0o755)
+        self._files[(meta["namespace"], meta["name"])] = directory
+        group = pod["spec"].get("securityContext", {}).get("fsGroup")
+        for source in projected.get("sources", []):
+            for item in source.get("downwardAPI", {}).get("items", []):
+                field = item["fieldRef"]["fieldPath"]
+                match = re.fullmatch(r"metadata\.annotations\['([^']+)'\]", field)
+                if match is None:
+                    raise ValueError(f"the fake API server projects annotations only, not {field}")
+                path = os.path.join(directory, item["path"])
+                with open(path, "w", encoding="utf-8") as handle:
+                    handle.write(meta.get("annotations", {}).get(match[1], ""))
+                os.chmod(path, item.get("mode", projected.get("defaultMode", 0o644)))
+                if group is not None:
+                    os.chown(path, 0, int(group))
+        return directory
 
     def _observe(self, namespace: str, pod: dict[str, Any]) -> dict[str, Any]:
         """The pod with its status as the kubelet would report it now."""
@@ -283,6 +319,8 @@ class FakeApiServer:
         if pod is None:
             return 404, _status(404, "NotFound", f'pods "{name}" not found')
         _docker("rm", "--force", _container(namespace, name))
+        if directory := self._files.pop((namespace, name), None):
+            shutil.rmtree(directory, ignore_errors=True)
         return 200, pod
 
     # --------------------------------------------------------------------- custom resources

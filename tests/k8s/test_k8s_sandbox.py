@@ -42,7 +42,7 @@ from cluster.worker import RunWorker, WorkerSettings
 from evaluator.collect import collect_evidence
 from evaluator.errors import ConfigError, SandboxError
 from evaluator.evidence import verify_bundle
-from evaluator.models import AgentConfig, Candidate, JudgeConfig, OutcomeStatus
+from evaluator.models import AgentConfig, Candidate, JudgeConfig, OutcomeStatus, Stack
 from evaluator.run import make_run_spec
 from tests.k8s.fake_apiserver import K8S_VERSION, FakeApiServer, fake_cluster
 from tests.support import APPS, ROOT, app_artifact, app_query, require_docker
@@ -75,8 +75,17 @@ def test_the_pod_is_valid_for_kubernetes_and_hardened() -> None:
                         "capabilities": {"drop": ["ALL"]}}
     assert container["resources"]["limits"] == {"cpu": "1.0", "memory": "1536Mi"}
     assert [p["containerPort"] for p in container["ports"]] == [9230]
-    assert {v["name"]: v["emptyDir"]["sizeLimit"] for v in spec["volumes"]} == {"tmp": "512Mi", "app": "128Mi",
-                                                                                 "shm": "64Mi"}
+    assert {v["name"]: v["emptyDir"]["sizeLimit"] for v in spec["volumes"] if "emptyDir" in v} == {
+        "tmp": "512Mi", "app": "128Mi", "shm": "64Mi"}
+    # The gate token: a file only the pod's user can read, projected from the pod's annotation; never an env var.
+    token = next(v for v in spec["volumes"] if v["name"] == "gate-token")["projected"]
+    assert token["defaultMode"] == 0o440 and spec["securityContext"]["fsGroup"] == 10001
+    assert token["sources"][0]["downwardAPI"]["items"][0]["fieldRef"]["fieldPath"] == \
+        "metadata.annotations['evalgrid.io/gate-token']"
+    assert pod["metadata"]["annotations"]["evalgrid.io/gate-token"] == "t" * 64
+    assert {e["name"]: e["value"] for e in container["env"]} == {
+        "EVALGRID_GATE_PORT": "9230", "EVALGRID_GATE_TOKEN_FILE": "/var/run/evalgrid/token"}
+    assert not any("t" * 64 in str(e) for e in container["env"])
     meta = pod["metadata"]
     assert meta["labels"]["evalgrid.io/role"] == "sandbox" and meta["labels"]["app.kubernetes.io/instance"] == "lab"
     assert meta["labels"]["evalgrid.io/owner-uid"] == OWNER.pod_uid
@@ -175,16 +184,21 @@ def test_the_gate_refuses_a_wrong_token_and_garbage(cluster: FakeApiServer) -> N
             garbage = await asyncio.wait_for(reader.read(), 10)
             writer.close()
             right = await open_gate(address, port, sandbox._token, "control")
-            right.writer.write(b'{"op": "ping"}\n')
-            reply = json.loads(await asyncio.wait_for(right.reader.readline(), 10))
+            right.writer.write(b'{"op": "ping", "id": 1}\n')  # the first request must be the hello with a nonce
+            unhello = await asyncio.wait_for(right.reader.read(), 10)
             await right.close()
-            return refused, garbage, reply
+            right = await open_gate(address, port, sandbox._token, "control")
+            right.writer.write(b'{"op": "hello", "id": 1, "nonce": "0123456789abcdef0123"}\n{"op": "ping", "id": 2}\n')
+            replies = [json.loads(await asyncio.wait_for(right.reader.readline(), 10)) for _ in range(2)]
+            await right.close()
+            return refused, garbage + unhello, replies
         finally:
             await sandbox.close()
 
-    refused, garbage, reply = asyncio.run(scenario())
+    refused, garbage, replies = asyncio.run(scenario())
     assert refused == b"" and garbage == b""  # closed without a word
-    assert reply == {"ok": True}
+    assert replies == [{"id": 1, "ok": True, "nonce": "0123456789abcdef0123"},
+                       {"id": 2, "ok": True, "nonce": "0123456789abcdef0123"}]
 
 
 @pytest.mark.docker
@@ -258,3 +272,92 @@ def test_a_worker_on_the_kubernetes_backend_judges_a_run(cluster: FakeApiServer,
     bundle = verify_bundle(tmp_path / "run" / "evidence" / str(outcome.evidence_key))
     assert bundle.tools.sandbox.startswith("kubernetes ")
     assert not cluster.pods
+
+
+@pytest.mark.docker
+def test_a_build_runs_in_a_pod_of_its_own_as_the_apps_user_and_the_pod_goes_with_it(
+        cluster: FakeApiServer, tmp_path: Path) -> None:
+    """The built app is loaded into the machinery's pod and served there; the build pod exists during the build
+    and is deleted after it. (What the answer's build code can see from its pod is the tamper suite's.)"""
+    (tmp_path / "App.jsx").write_text("export default function App() { return <h1>built in its own pod</h1>; }\n")
+
+    async def scenario() -> tuple[bool, str, str, list[str], list[str]]:
+        sandbox = KubernetesSandbox("evalgrid/sandbox:dev", config=PodSandboxConfig(), owner=OWNER)
+        await sandbox.start()
+        pods_during: list[str] = []
+        try:
+            async with sandbox.serve(tmp_path, []) as origin:
+                build = asyncio.ensure_future(sandbox.build(Stack.COMPONENT, "App.jsx"))
+                while not build.done():
+                    pods_during = sorted({name for _, name in cluster.pods} | set(pods_during))
+                    await asyncio.sleep(0.2)
+                report, log = build.result()
+                async with async_playwright() as playwright:
+                    browser = await sandbox.browser(playwright)
+                    page = await (await browser.new_context()).new_page()
+                    await page.goto(f"{origin}/index.html")
+                    heading = await page.inner_text("h1", timeout=10000)
+            return report.ok, log, heading, pods_during, sorted(name for _, name in cluster.pods)
+        finally:
+            await sandbox.close()
+
+    ok, log, heading, during, after = asyncio.run(scenario())
+    assert ok, log
+    assert heading == "built in its own pod"
+    assert any(name.startswith("evalgrid-build-") for name in during)
+    assert not any(name.startswith("evalgrid-build-") for name in after)
+    assert "evalgrid: built in" in log
+
+
+@pytest.mark.docker
+def test_the_egress_probe_is_recorded_and_an_open_egress_is_refused(cluster: FakeApiServer) -> None:
+    """A pod that reaches a probe target is refused (its NetworkPolicy is not enforced); the evidence label
+    says what the probe found. The fake cluster's network stands in for a CNI: a canary container on it is
+    reachable, the internet is not."""
+    canary = f"evalgrid-egress-canary-{uuid.uuid4().hex[:6]}"
+    subprocess.run(["docker", "run", "--detach", "--name", canary, "--network", "evalgrid-k8s-test",
+                    "--entrypoint", "node", "evalgrid/sandbox:dev", "-e",
+                    "require('net').createServer((s) => s.end()).listen(7777)"], check=True, capture_output=True)
+    try:
+        address = json.loads(subprocess.run(["docker", "inspect", canary], capture_output=True, text=True,
+                                            check=True).stdout)[0]["NetworkSettings"]["Networks"][
+            "evalgrid-k8s-test"]["IPAddress"]
+
+        async def scenario(config: PodSandboxConfig) -> str:
+            sandbox = KubernetesSandbox("evalgrid/sandbox:dev", config=config, owner=OWNER)
+            try:
+                await sandbox.start()
+                return sandbox.label
+            finally:
+                await sandbox.close()
+
+        denied = asyncio.run(scenario(PodSandboxConfig()))
+        assert "egress probe: none of 2 targets reachable" in denied
+        with pytest.raises(SandboxError, match=f"can reach {address}:7777"):
+            asyncio.run(scenario(PodSandboxConfig(egress_probe_targets=["1.1.1.1:443", f"{address}:7777"])))
+        permissive = PodSandboxConfig(egress_probe_targets=[f"{address}:7777"], require_egress_denied=False)
+        assert f"EGRESS OPEN: the probe reached {address}:7777" in asyncio.run(scenario(permissive))
+    finally:
+        subprocess.run(["docker", "rm", "--force", canary], capture_output=True, check=False)
+
+
+@pytest.mark.docker
+def test_the_gate_token_is_a_file_for_the_pods_user_and_in_no_process_environment(cluster: FakeApiServer) -> None:
+    async def scenario() -> tuple[str, str, str]:
+        sandbox = KubernetesSandbox("evalgrid/sandbox:dev", config=PodSandboxConfig(), owner=OWNER)
+        await sandbox.start()
+        try:
+            container = f"k8s-{NAMESPACE}-{sandbox.name}"
+            environ = subprocess.run(["docker", "exec", container, "sh", "-c",
+                                      "cat /proc/[0-9]*/environ | tr '\\0' '\\n'"],
+                                     capture_output=True, text=True, check=True).stdout
+            mode = subprocess.run(["docker", "exec", container, "stat", "-c", "%a %g", "/var/run/evalgrid/token"],
+                                  capture_output=True, text=True, check=True).stdout.strip()
+            return sandbox._token, environ, mode
+        finally:
+            await sandbox.close()
+
+    token, environ, mode = asyncio.run(scenario())
+    assert len(token) == 64 and token not in environ
+    assert "EVALGRID_GATE_TOKEN_FILE=/var/run/evalgrid/token" in environ
+    assert mode == "440 10001"

@@ -20,7 +20,7 @@ from cluster.docker_sandbox import DockerSandbox, collect_garbage, docker
 from cluster.worker import RunWorker, WorkerSettings
 from evaluator.collect import collect_evidence
 from evaluator.evidence import verify_bundle
-from evaluator.models import AgentConfig, Candidate, JudgeConfig, Outcome, OutcomeStatus
+from evaluator.models import AgentConfig, Candidate, JudgeConfig, Outcome, OutcomeStatus, Stack
 from evaluator.run import make_run_spec
 from tests.support import APPS, ROOT, app_artifact, app_query, html_artifact, require_docker
 
@@ -90,7 +90,7 @@ def test_evidence_collected_inside_the_sandbox_names_it_and_verifies(tmp_path: P
 
 
 def test_reset_between_runs_leaves_nothing_of_the_previous_app(tmp_path: Path) -> None:
-    """App A leaves a file, a stray process and storage behind; app B, on the same sandbox, sees none of it."""
+    """App A leaves a file and storage behind; app B, on the same sandbox, sees none of it."""
     first = html_artifact("first", "<h1>first</h1><script>localStorage.setItem('x','from-first')</script>",
                           extra={"secret.txt": "only in the first app"})
     probe = html_artifact("second", textwrap.dedent("""
@@ -100,7 +100,7 @@ def test_reset_between_runs_leaves_nothing_of_the_previous_app(tmp_path: Path) -
             document.title = 'secret:' + r.status + ';ls:' + localStorage.getItem('x'); });
         </script>"""))
 
-    async def scenario() -> tuple[str, str]:
+    async def scenario() -> str:
         sandbox = DockerSandbox()
         await sandbox.start()
         try:
@@ -115,9 +115,6 @@ def test_reset_between_runs_leaves_nothing_of_the_previous_app(tmp_path: Path) -
                     page = await context.new_page()
                     await page.goto(f"{origin}/index.html")
                     await context.close()
-                # A process the app left running (what a dev server would be), named like evalgrid's own
-                # to show that the reset goes by ancestry, not by name.
-                await sandbox.start_app_process(["bash", "-c", "exec -a /opt/evalgrid/pipe.js sleep 600"])
                 root = tmp_path / "second"
                 root.mkdir()
                 (root / "index.html").write_text(probe.files["index.html"])
@@ -128,41 +125,45 @@ def test_reset_between_runs_leaves_nothing_of_the_previous_app(tmp_path: Path) -
                     await page.wait_for_function("document.title.startsWith('secret:')")
                     title = await page.title()
                     await context.close()
-                _, procs, _ = await docker("exec", sandbox.name, "sh", "-c",
-                                           "for f in /proc/[0-9]*/cmdline; do tr '\\0' ' ' < $f; echo; done")
-                return title, procs
+                return title
         finally:
             await sandbox.close()
 
-    title, procs = asyncio.run(scenario())
-    assert title == "secret:404;ls:null"
-    assert "sleep 600" not in procs and "/opt/evalgrid/pipe.js 600" not in procs
-    assert "pulseaudio" in procs and "sandboxd.js" in procs  # the sandbox's own processes survive a reset
+    assert asyncio.run(scenario()) == "secret:404;ls:null"
 
 
-def test_an_apps_processes_end_when_its_run_is_done_with_it(tmp_path: Path) -> None:
-    """Not only at the next load: the contexts for the next run are made in between, and a process the
-    app left could reach Chromium's DevTools (no authentication on loopback) and tamper with them."""
-    (tmp_path / "index.html").write_text("<h1>app</h1>")
+def test_the_machinery_container_runs_only_the_machinery_as_its_own_user(tmp_path: Path) -> None:
+    """After a project build whose config started a detached process, the machinery's container holds only the
+    supervisor, Chromium, PulseAudio, the mirror and evalgrid's relays, all as uid 10001, and no build
+    container is left: the stray died with the container it was started in."""
+    (tmp_path / "package.json").write_text('{"name": "p", "dependencies": {"vite": "*"}}')
+    (tmp_path / "index.html").write_text("<!DOCTYPE html><h1>project</h1>")
+    (tmp_path / "vite.config.js").write_text(
+        "import { spawn } from 'node:child_process';\n"
+        "spawn('sleep', ['600'], { detached: true, stdio: 'ignore' }).unref();\n"
+        "export default {};\n")
 
-    async def scenario() -> tuple[str, str]:
+    async def scenario() -> tuple[bool, str, str]:
         sandbox = DockerSandbox()
         await sandbox.start()
-        list_processes = ("exec", sandbox.name, "sh", "-c",
-                          "for f in /proc/[0-9]*/cmdline; do tr '\\0' ' ' < $f; echo; done")
         try:
             async with sandbox.serve(tmp_path, []):
-                await sandbox.start_app_process(["bash", "-c", "exec -a /opt/evalgrid/pipe.js sleep 600"])
-                _, during, _ = await docker(*list_processes)
-            _, after, _ = await docker(*list_processes)
-            return during, after
+                report, _ = await sandbox.build(Stack.PROJECT, "index.html")
+            _, table, _ = await docker("exec", "--user", "10001", sandbox.name, "sh", "-c",
+                                       "for d in /proc/[0-9]*; do echo $(stat -c %u $d) $(cat $d/comm); done")
+            _, left, _ = await docker("ps", "--all", "--filter", "name=evalgrid-build-", "--format", "{{.Names}}")
+            return report.ok, table, left
         finally:
             await sandbox.close()
 
-    during, after = asyncio.run(scenario())
-    assert "/opt/evalgrid/pipe.js 600" in during
-    assert "/opt/evalgrid/pipe.js 600" not in after and "sleep 600" not in after
-    assert "pulseaudio" in after and "sandboxd.js" in after
+    built, table, left = asyncio.run(scenario())
+    assert built
+    processes = [line.split(maxsplit=1) for line in table.splitlines() if line.strip()]
+    assert processes and all(uid == "10001" for uid, _ in processes), processes
+    names = {name for _, name in processes}
+    assert "sleep" not in names
+    assert {"tini", "node", "chromium", "pulseaudio"} <= names, names
+    assert left.strip() == ""
 
 
 def test_requests_a_page_makes_cannot_take_the_app_server_down(tmp_path: Path) -> None:

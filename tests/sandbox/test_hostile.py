@@ -30,6 +30,7 @@ from evaluator.models import (
     OutcomeStatus,
     Query,
     RunSpec,
+    Stack,
 )
 from evaluator.run import make_run_spec
 from tests.support import APPS, require_docker
@@ -174,41 +175,46 @@ def test_the_canary_can_hear_the_host(canary: tuple) -> None:
     server.hits.clear()
 
 
-def test_fork_bomb_in_a_dev_server_is_stopped_by_the_pids_limit_and_the_worker_recovers(tmp_path: Path) -> None:
-    """The fork-bomb fixture's ``server.js`` is started inside the sandbox the way a dev server would be.
-
-    evalgrid does not run dev servers yet (framework builds come with the frozen web environment);
-    until then this starts it the way that stage will (an app process started through the sandbox's
-    control channel), to show the limit holds and the worker gets a clean sandbox for its next run.
-    """
+def test_fork_bomb_in_a_build_is_stopped_by_the_pids_limit_and_dies_with_the_build(tmp_path: Path) -> None:
+    """The fork-bomb fixture is a project whose build config starts it: it runs in the build container (the
+    app's user, its own pids limit), never in the machinery's, and every copy ends with that container."""
     require_docker()
     answers = tmp_path / "answers"
     answers.mkdir()
     control_html = (APPS / "dead-button.html").read_text(encoding="utf-8")
 
-    async def scenario() -> tuple[int, int, Outcome, Outcome]:
+    async def scenario() -> tuple[int, int, int, str, Outcome, Outcome]:
         worker = RunWorker(WorkerSettings(run_dir=str(tmp_path / "run"), run_timeout_s=TIMEOUT_S), "forks")
         await worker.start()
         try:
             before = await worker.execute(_spec(answers, "control-before", control_html))
             sandbox = worker.sandbox
             assert sandbox is not None
+            peak = machinery = 0
+            _, out, _ = await docker("stats", "--no-stream", "--format", "{{.PIDs}}", sandbox.name)
+            baseline = int(out.strip() or 0)  # its tasks: Chromium's and the supervisor's threads
             async with sandbox.serve(HOSTILE / "fork-bomb", []):
-                pass
-            await sandbox.start_app_process(["node", "/srv/app/server.js"])
-            peak = 0
-            for _ in range(20):
-                await asyncio.sleep(0.5)
-                _, out, _ = await docker("stats", "--no-stream", "--format", "{{.PIDs}}", sandbox.name)
-                peak = max(peak, int(out.strip() or 0))
+                build = asyncio.ensure_future(sandbox.build(Stack.PROJECT, "index.html"))
+                while not build.done():
+                    _, out, _ = await docker("stats", "--no-stream", "--format", "{{.Name}} {{.PIDs}}")
+                    for line in out.splitlines():
+                        name, _, pids = line.partition(" ")
+                        if name.startswith("evalgrid-build-"):
+                            peak = max(peak, int(pids or 0))
+                        elif name == sandbox.name:
+                            machinery = max(machinery, int(pids or 0))
+                await build
+            _, left, _ = await docker("ps", "--all", "--filter", "name=evalgrid-build-", "--format", "{{.Names}}")
             after = await worker.execute(_spec(answers, "control-after", control_html + "<!-- after -->"))
-            return peak, worker.health.sandbox_restarts, before, after
+            return peak, baseline, machinery, left, before, after
         finally:
             await worker.close()
 
-    peak, restarts, before, after = asyncio.run(scenario())
-    print(f"fork bomb: peak {peak} pids in the sandbox (limit 256); sandbox restarts {restarts}; "
-          f"next run {after.status.value} after {after.attempts} attempt(s)")
+    peak, baseline, machinery, left, before, after = asyncio.run(scenario())
+    print(f"fork bomb: peak {peak} pids in the build container (limit 256); machinery container {baseline} "
+          f"before, at most {machinery} during; next run {after.status.value} after {after.attempts} attempt(s)")
     assert 100 < peak <= 256  # the bomb really forked, and the limit held
-    assert after.status is OutcomeStatus.JUDGED
+    assert machinery <= baseline + 30  # none of it in the machinery's container (its own threads vary a little)
+    assert left.strip() == ""  # the build container, and every copy with it, is gone
+    assert after.status is OutcomeStatus.JUDGED and after.attempts == 1
     assert (after.functional, after.aesthetic) == (before.functional, before.aesthetic)

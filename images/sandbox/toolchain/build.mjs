@@ -1,5 +1,5 @@
-// evalgrid's offline build of a framework answer, run inside the sandbox as one of the app's processes
-// (so a reset kills it, and it has the app's limits and no network).
+// evalgrid's offline build of a framework answer, run by buildd.js in the app's build container (the
+// app's user, no network, its own limits; the container and all it started end with the build).
 //
 //   node build.mjs APP_DIR STACK ENTRY      STACK: component | project
 //
