@@ -167,7 +167,7 @@ def _parser() -> argparse.ArgumentParser:
                                                        "this worker pod with --backend kubernetes)")
     gc.add_argument("--backend", choices=["docker", "kubernetes"], default="docker",
                     help="docker: containers on this machine's engine (default); kubernetes: sandbox pods in the "
-                         "current namespace")
+                         "sandbox namespace ($EVALGRID_K8S_SANDBOX's, else the current one)")
     gc.set_defaults(handler=_cmd_sandbox_gc)
 
     kube = sub.add_parser("cluster", help="run sweeps on Kubernetes (a RayCluster from the evalgrid Helm chart)")

@@ -11,9 +11,14 @@ refuses connections without the sandbox's token.
 What Kubernetes cannot do per pod: a pids limit (set the kubelet's ``podPidsLimit`` on the
 nodes that run sandboxes), and egress denial without a CNI that enforces NetworkPolicy.
 
-The pod is owned by the worker's pod (``ownerReferences``), so Kubernetes deletes it with the
-worker; a worker *process* that dies while its pod lives is covered by :func:`collect_garbage`,
-which compares the owner annotation with the processes of this pod.
+The pod runs in the chart's sandbox namespace (``PodSandboxConfig.namespace``, a namespace that
+holds no Secrets: whoever may create pods in a namespace may mount its Secrets), else in the
+worker's own. In the worker's namespace the pod is owned by the worker's pod (``ownerReferences``),
+so Kubernetes deletes it with the worker. Kubernetes allows no owner in another namespace, so a pod
+in a sandbox namespace has none, only the owner label (the worker pod's UID) and annotation (its
+process): :func:`collect_garbage`, which each worker runs as it starts, removes the pods of its pod's
+dead processes there as here, but the pods of a worker pod that is gone (scaled down, node lost) stay
+until deleted by label (``kubectl -n NS delete pods -l evalgrid.io/owner-uid=UID``).
 """
 
 from __future__ import annotations
@@ -93,6 +98,14 @@ class PodSandboxConfig(BaseModel):
     """The gate's TCP port (the NetworkPolicy's only open ingress port)."""
     start_timeout_s: float = Field(default=300.0, gt=0)
     """How long a pod may take to become ready (the first start on a node pulls the image)."""
+    namespace: str | None = None
+    """Namespace sandbox pods are created in; ``None``: the worker's own."""
+    service_account_name: str | None = None
+    """ServiceAccount of sandbox pods (its token is never mounted); ``None``: the namespace's default."""
+
+    def namespace_for(self, owner: PodOwner) -> str:
+        """Where this worker's sandbox pods live: the configured namespace, else the owner's."""
+        return self.namespace or owner.namespace
 
     @classmethod
     def from_env(cls) -> PodSandboxConfig:
@@ -140,11 +153,14 @@ def pod_manifest(*, name: str, image: str, token: str, limits: SandboxLimits, co
                  owner: PodOwner, owner_process: str) -> dict[str, Any]:
     """The sandbox pod, as sent to the API (a plain manifest, so it can be checked against the schema)."""
     labels = {**config.labels, ROLE_LABEL: "sandbox", "app.kubernetes.io/name": "evalgrid-sandbox"}
-    metadata: dict[str, Any] = {"name": name, "namespace": owner.namespace, "labels": labels,
+    namespace = config.namespace_for(owner)
+    metadata: dict[str, Any] = {"name": name, "namespace": namespace, "labels": labels,
                                 "annotations": {OWNER_ANNOTATION: owner_process}}
     if owner.pod_uid:
         labels[OWNER_UID_LABEL] = owner.pod_uid
-    if owner.pod_name and owner.pod_uid:
+    # Kubernetes allows no owner in another namespace (its garbage collector would delete the pod at
+    # once): there, the owner label and annotation and collect_garbage do the owner's work.
+    if owner.pod_name and owner.pod_uid and namespace == owner.namespace:
         metadata["ownerReferences"] = [{"apiVersion": "v1", "kind": "Pod", "name": owner.pod_name,
                                         "uid": owner.pod_uid, "blockOwnerDeletion": False}]
     memory = k8s_quantity(limits.memory)
@@ -177,6 +193,8 @@ def pod_manifest(*, name: str, image: str, token: str, limits: SandboxLimits, co
             {"name": "shm", "emptyDir": {"medium": "Memory", "sizeLimit": k8s_quantity(limits.shm)}},
         ],
     }
+    if config.service_account_name:
+        spec["serviceAccountName"] = config.service_account_name
     if config.runtime_class_name:
         spec["runtimeClassName"] = config.runtime_class_name
     if config.node_selector:
@@ -234,16 +252,17 @@ class KubernetesSandbox(ContainerSandbox):
         manifest: Any = pod_manifest(name=self.name, image=self.image, token=self._token, limits=self.limits,
                                 config=self.config, owner=owner, owner_process=owner_id())
         api = self._core()
+        namespace = self.config.namespace_for(owner)
         try:
-            await asyncio.to_thread(api.create_namespaced_pod, owner.namespace, manifest)
+            await asyncio.to_thread(api.create_namespaced_pod, namespace, manifest)
         except ApiException as exc:
-            raise SandboxError(f"could not create sandbox pod {self.name} in namespace {owner.namespace}: "
+            raise SandboxError(f"could not create sandbox pod {self.name} in namespace {namespace}: "
                                f"{exc.status} {exc.reason}: {_api_message(exc)}") from exc
         try:
             await asyncio.wait_for(self._until_ready(), self.config.start_timeout_s)
         except TimeoutError as exc:
             raise SandboxError(f"sandbox pod {self.name} was not ready within {self.config.start_timeout_s:.0f} s "
-                               f"(`kubectl describe pod {self.name} -n {owner.namespace}` says why)") from exc
+                               f"(`kubectl describe pod {self.name} -n {namespace}` says why)") from exc
 
     async def _until_ready(self) -> None:
         assert self._owner is not None  # set by _create before it calls this
@@ -272,7 +291,8 @@ class KubernetesSandbox(ContainerSandbox):
     async def _read(self) -> Any:
         assert self._owner is not None
         try:
-            return await asyncio.to_thread(self._core().read_namespaced_pod, self.name, self._owner.namespace)
+            return await asyncio.to_thread(self._core().read_namespaced_pod, self.name,
+                                           self.config.namespace_for(self._owner))
         except ApiException as exc:
             if exc.status == 404:
                 return None
@@ -305,8 +325,8 @@ class KubernetesSandbox(ContainerSandbox):
                 file.unlink()
             secrets_dir.rmdir()
         try:
-            await asyncio.to_thread(self._core().delete_namespaced_pod, self.name, self._owner.namespace,
-                                    grace_period_seconds=0)
+            await asyncio.to_thread(self._core().delete_namespaced_pod, self.name,
+                                    self.config.namespace_for(self._owner), grace_period_seconds=0)
         except ApiException as exc:
             if exc.status != 404:
                 raise SandboxError(f"could not delete sandbox pod {self.name}: {exc.status} {exc.reason}; "
@@ -314,22 +334,24 @@ class KubernetesSandbox(ContainerSandbox):
 
 
 async def collect_garbage(*, api: k8s.CoreV1Api | None = None, owner: PodOwner | None = None,
-                          everything: bool = False) -> list[str]:
+                          config: PodSandboxConfig | None = None, everything: bool = False) -> list[str]:
     """Delete sandbox pods whose owner process is gone (or every sandbox pod of this worker pod).
 
-    Only pods created from this worker pod are considered (Kubernetes itself deletes those of
-    worker pods that are gone); with no worker pod (a driver outside the cluster), only pods whose
-    owner annotation names a process of this host.
+    Only pods created from this worker pod are considered (in the worker's namespace Kubernetes
+    itself deletes those of worker pods that are gone); with no worker pod (a driver outside the
+    cluster), only pods whose owner annotation names a process of this host. The pods are looked
+    for in the sandbox namespace (``config``, else ``$EVALGRID_K8S_SANDBOX``'s).
     """
     owner = owner or PodOwner.from_env()
+    namespace = (config or PodSandboxConfig.from_env()).namespace_for(owner)
     api = api or kube_api()
     selector = f"{ROLE_LABEL}=sandbox"
     if owner.pod_uid:
         selector += f",{OWNER_UID_LABEL}={owner.pod_uid}"
     try:
-        pods = await asyncio.to_thread(api.list_namespaced_pod, owner.namespace, label_selector=selector)
+        pods = await asyncio.to_thread(api.list_namespaced_pod, namespace, label_selector=selector)
     except ApiException as exc:
-        raise SandboxError(f"could not list sandbox pods in {owner.namespace}: {exc.status} {exc.reason}") from exc
+        raise SandboxError(f"could not list sandbox pods in {namespace}: {exc.status} {exc.reason}") from exc
     removed: list[str] = []
     for pod in pods.items:
         if pod.metadata is None or not pod.metadata.name:
@@ -341,7 +363,7 @@ async def collect_garbage(*, api: k8s.CoreV1Api | None = None, owner: PodOwner |
         if not everything and not owner.pod_uid and not process.startswith(host_prefix()):
             continue  # another machine's driver: not ours to judge
         try:
-            await asyncio.to_thread(api.delete_namespaced_pod, name, owner.namespace, grace_period_seconds=0)
+            await asyncio.to_thread(api.delete_namespaced_pod, name, namespace, grace_period_seconds=0)
         except ApiException as exc:
             if exc.status != 404:
                 continue  # left for the next gc
