@@ -57,6 +57,8 @@ from cluster.submit import (
     job_status,
     list_jobs,
     rayjob_manifest,
+    read_cluster,
+    submitter_template,
 )
 from cluster.sweep import Sweep, SweepSpec, load_sweep
 from cluster.twins import Operator
@@ -167,7 +169,7 @@ def _parser() -> argparse.ArgumentParser:
                                                        "this worker pod with --backend kubernetes)")
     gc.add_argument("--backend", choices=["docker", "kubernetes"], default="docker",
                     help="docker: containers on this machine's engine (default); kubernetes: sandbox pods in the "
-                         "current namespace")
+                         "sandbox namespace ($EVALGRID_K8S_SANDBOX's, else the current one)")
     gc.set_defaults(handler=_cmd_sandbox_gc)
 
     kube = sub.add_parser("cluster", help="run sweeps on Kubernetes (a RayCluster from the evalgrid Helm chart)")
@@ -487,14 +489,17 @@ def _cmd_cluster_submit(args: argparse.Namespace, console: Console) -> int:
     sweep = load_sweep(args.sweep)
     run_dir = StoreLocation.parse(args.run_dir).url
     namespace = args.namespace or current_namespace()
+    cluster = args.cluster or asyncio.run(find_cluster(namespace))
+    # The submitter pod is made from the cluster's head: its labels let it through the chart's
+    # NetworkPolicy to the job API, and the Ray token (by Secret reference) gets it accepted there.
+    submitter = submitter_template(asyncio.run(read_cluster(cluster, namespace)))
     with console.status("packing and uploading the sweep's inputs ..."):
         inputs = upload_inputs(sweep, StoreSettings(url=run_dir, endpoint_url=args.s3_endpoint))
     console.print(f"inputs: {inputs.url} ({sweep.size} runs)", highlight=False)
-    cluster = args.cluster or asyncio.run(find_cluster(namespace))
     name = job_name(sweep.spec.name, inputs, run_dir)
     asyncio.run(create_job(rayjob_manifest(name=name, namespace=namespace, cluster=cluster,
                                            sweep_name=sweep.spec.name, inputs=inputs, run_dir=run_dir,
-                                           workers=args.workers)))
+                                           workers=args.workers, submitter=submitter)))
     print(name)
     console.print(f"submitted RayJob {name} to RayCluster {cluster} in {namespace}; follow it with "
                   f"`evalgrid cluster status {name} --follow`", highlight=False)

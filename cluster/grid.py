@@ -24,6 +24,7 @@ import ray
 from ray.exceptions import ActorUnavailableError, RayError, RayTaskError
 
 from cluster.judge_pool import resolve_pools
+from cluster.ray_auth import join_ray
 from cluster.worker import RunWorker, WorkerHealth, WorkerSettings
 from evaluator.budget import SpendingCap
 from evaluator.errors import ConfigError, WorkerStartError
@@ -132,9 +133,9 @@ class RayScheduler:
         options = self.options
         started_ray = not ray.is_initialized()
         if started_ray:
-            ray.init(address=options.address, include_dashboard=False, log_to_driver=False,
+            join_ray(options.address, include_dashboard=False, log_to_driver=False,
                      num_cpus=None if options.address else max(os.cpu_count() or 1,
-                                                                int(options.workers * options.cpus_per_worker)),
+                                                               int(options.workers * options.cpus_per_worker)),
                      object_store_memory=None if options.address else 256 * 1024 * 1024)
         remote = ray.remote(SandboxWorker).options(max_restarts=-1, max_task_retries=0,
                                                    num_cpus=options.cpus_per_worker)

@@ -41,6 +41,7 @@ import ray
 from ray.exceptions import GetTimeoutError
 
 from cluster.object_store import S3Store, StoreSettings, is_store_url
+from cluster.ray_auth import join_ray
 from evaluator.chat import Endpoint
 from evaluator.errors import ConfigError, InfrastructureError
 
@@ -373,7 +374,7 @@ def resolve_pools(endpoints: dict[str, Endpoint]) -> dict[str, Endpoint]:
 @contextlib.contextmanager
 def connected(address: str | None) -> Iterator[None]:
     """Ray joined at ``address`` (``None``: a new local cluster) in the pools' namespace, for the block."""
-    ray.init(address=address, namespace=NAMESPACE, include_dashboard=False, log_to_driver=False)
+    join_ray(address, namespace=NAMESPACE, include_dashboard=False, log_to_driver=False)
     try:
         yield
     finally:

@@ -18,9 +18,14 @@ would share a network namespace, and Kubernetes cannot restart one container on 
 What Kubernetes cannot do per pod: a pids limit (set the kubelet's ``podPidsLimit`` on the
 nodes that run sandboxes), and egress denial without a CNI that enforces NetworkPolicy.
 
-The pod is owned by the worker's pod (``ownerReferences``), so Kubernetes deletes it with the
-worker; a worker *process* that dies while its pod lives is covered by :func:`collect_garbage`,
-which compares the owner annotation with the processes of this pod.
+The pod runs in the chart's sandbox namespace (``PodSandboxConfig.namespace``, a namespace that
+holds no Secrets: whoever may create pods in a namespace may mount its Secrets), else in the
+worker's own. In the worker's namespace the pod is owned by the worker's pod (``ownerReferences``),
+so Kubernetes deletes it with the worker. Kubernetes allows no owner in another namespace, so a pod
+in a sandbox namespace has none, only the owner label (the worker pod's UID) and annotation (its
+process): :func:`collect_garbage`, which each worker runs as it starts, removes the pods of its pod's
+dead processes there as here, but the pods of a worker pod that is gone (scaled down, node lost) stay
+until deleted by label (``kubectl -n NS delete pods -l evalgrid.io/owner-uid=UID``).
 """
 
 from __future__ import annotations
@@ -115,6 +120,14 @@ class PodSandboxConfig(BaseModel):
     """``host:port`` addresses each new sandbox pod tries to reach (the API server's is added when known)."""
     require_egress_denied: bool = True
     """Refuse a sandbox pod that reached any probe target (its NetworkPolicy is not enforced)."""
+    namespace: str | None = None
+    """Namespace sandbox pods are created in; ``None``: the worker's own."""
+    service_account_name: str | None = None
+    """ServiceAccount of sandbox pods (its token is never mounted); ``None``: the namespace's default."""
+
+    def namespace_for(self, owner: PodOwner) -> str:
+        """Where this worker's sandbox pods live: the configured namespace, else the owner's."""
+        return self.namespace or owner.namespace
 
     @classmethod
     def from_env(cls) -> PodSandboxConfig:
@@ -164,11 +177,14 @@ def pod_manifest(*, name: str, image: str, token: str, limits: SandboxLimits, co
     """A sandbox pod (``browser``: the machinery; ``build``: one app build), as sent to the API (a plain
     manifest, so it can be checked against the schema)."""
     labels = {**config.labels, ROLE_LABEL: "sandbox", KIND_LABEL: kind, "app.kubernetes.io/name": "evalgrid-sandbox"}
-    metadata: dict[str, Any] = {"name": name, "namespace": owner.namespace, "labels": labels,
+    namespace = config.namespace_for(owner)
+    metadata: dict[str, Any] = {"name": name, "namespace": namespace, "labels": labels,
                                 "annotations": {OWNER_ANNOTATION: owner_process, TOKEN_ANNOTATION: token}}
     if owner.pod_uid:
         labels[OWNER_UID_LABEL] = owner.pod_uid
-    if owner.pod_name and owner.pod_uid:
+    # Kubernetes allows no owner in another namespace (its garbage collector would delete the pod at
+    # once): there, the owner label and annotation and collect_garbage do the owner's work.
+    if owner.pod_name and owner.pod_uid and namespace == owner.namespace:
         metadata["ownerReferences"] = [{"apiVersion": "v1", "kind": "Pod", "name": owner.pod_name,
                                         "uid": owner.pod_uid, "blockOwnerDeletion": False}]
     memory = k8s_quantity(limits.memory)
@@ -209,6 +225,8 @@ def pod_manifest(*, name: str, image: str, token: str, limits: SandboxLimits, co
                 {"path": "token", "fieldRef": {"fieldPath": f"metadata.annotations['{TOKEN_ANNOTATION}']"}}]}}]}},
         ],
     }
+    if config.service_account_name:
+        spec["serviceAccountName"] = config.service_account_name
     if config.runtime_class_name:
         spec["runtimeClassName"] = config.runtime_class_name
     if config.node_selector:
@@ -270,21 +288,24 @@ class KubernetesSandbox(ContainerSandbox):
         token_file.write_text(self._token)
         self._address, self._image_id = await self._start_pod(self.name, self._token, "browser", SANDBOX_USER)
 
+    def _namespace(self) -> str:
+        return self.config.namespace_for(self._pod_owner())
+
     async def _start_pod(self, name: str, token: str, kind: Literal["browser", "build"], user: str) -> tuple[str, str]:
         """Create a pod and wait until it is ready; returns its IP and image id."""
         owner = self._pod_owner()
         manifest: Any = pod_manifest(name=name, image=self.image, token=token, limits=self.limits,
                                      config=self.config, owner=owner, owner_process=owner_id(), kind=kind, user=user)
         try:
-            await asyncio.to_thread(self._core().create_namespaced_pod, owner.namespace, manifest)
+            await asyncio.to_thread(self._core().create_namespaced_pod, self._namespace(), manifest)
         except ApiException as exc:
-            raise SandboxError(f"could not create sandbox pod {name} in namespace {owner.namespace}: "
+            raise SandboxError(f"could not create sandbox pod {name} in namespace {self._namespace()}: "
                                f"{exc.status} {exc.reason}: {_api_message(exc)}") from exc
         try:
             return await asyncio.wait_for(self._until_ready(name), self.config.start_timeout_s)
         except TimeoutError as exc:
             raise SandboxError(f"sandbox pod {name} was not ready within {self.config.start_timeout_s:.0f} s "
-                               f"(`kubectl describe pod {name} -n {owner.namespace}` says why)") from exc
+                               f"(`kubectl describe pod {name} -n {self._namespace()}` says why)") from exc
 
     async def _until_ready(self, name: str) -> tuple[str, str]:
         while True:
@@ -308,9 +329,8 @@ class KubernetesSandbox(ContainerSandbox):
             await asyncio.sleep(_POLL_S)
 
     async def _read(self, name: str) -> Any:
-        namespace = self._pod_owner().namespace
         try:
-            return await asyncio.to_thread(self._core().read_namespaced_pod, name, namespace)
+            return await asyncio.to_thread(self._core().read_namespaced_pod, name, self._namespace())
         except ApiException as exc:
             if exc.status == 404:
                 return None
@@ -318,7 +338,7 @@ class KubernetesSandbox(ContainerSandbox):
 
     async def _delete(self, name: str) -> None:
         try:
-            await asyncio.to_thread(self._core().delete_namespaced_pod, name, self._pod_owner().namespace,
+            await asyncio.to_thread(self._core().delete_namespaced_pod, name, self._namespace(),
                                     grace_period_seconds=0)
         except ApiException as exc:
             if exc.status != 404:
@@ -392,22 +412,24 @@ class KubernetesSandbox(ContainerSandbox):
 
 
 async def collect_garbage(*, api: k8s.CoreV1Api | None = None, owner: PodOwner | None = None,
-                          everything: bool = False) -> list[str]:
+                          config: PodSandboxConfig | None = None, everything: bool = False) -> list[str]:
     """Delete sandbox pods whose owner process is gone (or every sandbox pod of this worker pod).
 
-    Only pods created from this worker pod are considered (Kubernetes itself deletes those of
-    worker pods that are gone); with no worker pod (a driver outside the cluster), only pods whose
-    owner annotation names a process of this host.
+    Only pods created from this worker pod are considered (in the worker's namespace Kubernetes
+    itself deletes those of worker pods that are gone); with no worker pod (a driver outside the
+    cluster), only pods whose owner annotation names a process of this host. The pods are looked
+    for in the sandbox namespace (``config``, else ``$EVALGRID_K8S_SANDBOX``'s).
     """
     owner = owner or PodOwner.from_env()
+    namespace = (config or PodSandboxConfig.from_env()).namespace_for(owner)
     api = api or kube_api()
     selector = f"{ROLE_LABEL}=sandbox"
     if owner.pod_uid:
         selector += f",{OWNER_UID_LABEL}={owner.pod_uid}"
     try:
-        pods = await asyncio.to_thread(api.list_namespaced_pod, owner.namespace, label_selector=selector)
+        pods = await asyncio.to_thread(api.list_namespaced_pod, namespace, label_selector=selector)
     except ApiException as exc:
-        raise SandboxError(f"could not list sandbox pods in {owner.namespace}: {exc.status} {exc.reason}") from exc
+        raise SandboxError(f"could not list sandbox pods in {namespace}: {exc.status} {exc.reason}") from exc
     removed: list[str] = []
     for pod in pods.items:
         if pod.metadata is None or not pod.metadata.name:
@@ -419,7 +441,7 @@ async def collect_garbage(*, api: k8s.CoreV1Api | None = None, owner: PodOwner |
         if not everything and not owner.pod_uid and not process.startswith(host_prefix()):
             continue  # another machine's driver: not ours to judge
         try:
-            await asyncio.to_thread(api.delete_namespaced_pod, name, owner.namespace, grace_period_seconds=0)
+            await asyncio.to_thread(api.delete_namespaced_pod, name, namespace, grace_period_seconds=0)
         except ApiException as exc:
             if exc.status != 404:
                 continue  # left for the next gc

@@ -4,6 +4,12 @@
 (:mod:`cluster.inputs`), then creates a RayJob whose entrypoint is ``evalgrid run --inputs …`` on
 the RayCluster the Helm chart installed. The job's name is derived from the inputs and the run
 directory, so submitting the same sweep twice is refused instead of running it twice.
+
+The job's submitter pod (KubeRay runs ``ray job submit`` in it against the head's job API) is made
+from the RayCluster's head: its image and user, this release's labels (the chart's NetworkPolicy
+lets only pods with them reach the job API), and the Ray token by reference to the cluster's token
+Secret (the job API refuses requests without it). The entrypoint itself runs on the head and joins
+with ``--ray-address auto`` using the head's own token.
 """
 
 from __future__ import annotations
@@ -26,6 +32,13 @@ from evaluator.errors import ConfigError, InfrastructureError
 
 GROUP, VERSION, PLURAL = "ray.io", "v1", "rayjobs"
 SWEEP_LABEL = "evalgrid.io/sweep"
+ROLE_LABEL = "evalgrid.io/role"
+INSTANCE_LABEL = "app.kubernetes.io/instance"
+SUBMITTER_ROLE = "job-submitter"
+"""The role the chart's NetworkPolicies admit to the head's job API (8265)."""
+TOKEN_SECRET_KEY = "auth_token"
+"""The key of the token in a Ray token Secret (KubeRay's, and the chart's ray.auth.tokenSecret)."""
+_SUBMITTER_RESOURCES = {"requests": {"cpu": "100m", "memory": "256Mi"}, "limits": {"cpu": "500m", "memory": "512Mi"}}
 _NAME_LIMIT = 47  # KubeRay derives longer names (submitter Job, pods) from a RayJob's name
 _TERMINAL_JOB = frozenset({"SUCCEEDED", "FAILED", "STOPPED"})
 _TERMINAL_DEPLOYMENT = frozenset({"Complete", "Failed"})
@@ -67,25 +80,93 @@ def job_name(sweep_name: str, inputs: InputsRef, run_dir: str) -> str:
 
 
 def rayjob_manifest(*, name: str, namespace: str, cluster: str, sweep_name: str, inputs: InputsRef, run_dir: str,
-                    workers: int | None = None) -> dict[str, Any]:
-    """The RayJob that runs the sweep on ``cluster`` (the chart's RayCluster)."""
+                    workers: int | None = None, submitter: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The RayJob that runs the sweep on ``cluster`` (the chart's RayCluster).
+
+    ``submitter`` is the submitter pod template (:func:`submitter_template`); ``None`` leaves it to KubeRay.
+    """
     argv = ["evalgrid", "run", "--inputs", inputs.url, "--run-dir", run_dir, "--sandbox", "kubernetes",
             "--ray-address", "auto", "--no-progress"]
     if workers is not None:
         argv += ["--workers", str(workers)]
     labels = {"app.kubernetes.io/name": "evalgrid", "app.kubernetes.io/component": "job",
               SWEEP_LABEL: re.sub(r"[^A-Za-z0-9_.-]", "-", sweep_name)[:63]}
-    return {
-        "apiVersion": f"{GROUP}/{VERSION}", "kind": "RayJob",
-        "metadata": {"name": name, "namespace": namespace, "labels": labels},
-        "spec": {
-            "entrypoint": shlex.join(argv),
-            "clusterSelector": {"ray.io/cluster": cluster},
-            "submissionMode": "K8sJobMode",
-            # The driver runs on the head, which offers no CPUs to Ray (the chart's num-cpus "0").
-            "entrypointNumCpus": 0,
-        },
+    spec: dict[str, Any] = {
+        "entrypoint": shlex.join(argv),
+        "clusterSelector": {"ray.io/cluster": cluster},
+        "submissionMode": "K8sJobMode",
+        # The driver runs on the head, which offers no CPUs to Ray (the chart's num-cpus "0").
+        "entrypointNumCpus": 0,
     }
+    if submitter is not None:
+        spec["submitterPodTemplate"] = submitter
+    return {"apiVersion": f"{GROUP}/{VERSION}", "kind": "RayJob",
+            "metadata": {"name": name, "namespace": namespace, "labels": labels}, "spec": spec}
+
+
+def ray_auth_env(cluster: dict[str, Any]) -> list[dict[str, Any]]:
+    """The environment a Ray client of ``cluster`` (a RayCluster object) needs for its token auth.
+
+    ``[]`` when the cluster runs without token authentication. The token is only ever referenced
+    (``secretKeyRef``), never copied into the RayJob: from ``spec.authOptions`` (the Secret it names,
+    else the one KubeRay makes, named after the cluster), else from the head's own environment.
+    Raises :class:`ConfigError` when the head gets its token in a way a reference cannot carry.
+    """
+    name = cluster.get("metadata", {}).get("name", "")
+    options = cluster.get("spec", {}).get("authOptions") or {}
+    if options.get("mode") == "token":
+        secret = options.get("secretName") or name
+        return [{"name": "RAY_AUTH_MODE", "value": "token"},
+                {"name": "RAY_AUTH_TOKEN", "valueFrom": {"secretKeyRef": {"name": secret, "key": TOKEN_SECRET_KEY}}}]
+    head_env = {e.get("name"): e for e in _head_container(cluster).get("env", [])}
+    if str(head_env.get("RAY_AUTH_MODE", {}).get("value", "")).lower() != "token":
+        return []
+    token = head_env.get("RAY_AUTH_TOKEN", {})
+    if "secretKeyRef" in (token.get("valueFrom") or {}):
+        return [{"name": "RAY_AUTH_MODE", "value": "token"}, token]
+    raise ConfigError(f"RayCluster {name} runs Ray with token authentication, but its head does not take the token "
+                      "from a Secret (RAY_AUTH_TOKEN with valueFrom.secretKeyRef), so the job's submitter cannot be "
+                      "given it without copying it into the RayJob: keep the token in a Secret (the evalgrid "
+                      "chart's ray.auth.tokenSecret) and reference it")
+
+
+def submitter_template(cluster: dict[str, Any]) -> dict[str, Any]:
+    """The submitter pod of a RayJob on ``cluster`` (a RayCluster object), made from its head.
+
+    The head's image (it has ``ray``), pod and container security contexts and pull secrets; the
+    release's instance label with the job-submitter role (what the chart's NetworkPolicies admit
+    to the job API); the Ray token by reference (:func:`ray_auth_env`); no Kubernetes API token.
+    """
+    head = cluster.get("spec", {}).get("headGroupSpec", {}).get("template", {})
+    head_spec = head.get("spec", {})
+    ray_container = _head_container(cluster)
+    labels = {"app.kubernetes.io/name": "evalgrid", "app.kubernetes.io/component": SUBMITTER_ROLE,
+              ROLE_LABEL: SUBMITTER_ROLE}
+    instance = head.get("metadata", {}).get("labels", {}).get(INSTANCE_LABEL)
+    if instance:
+        labels[INSTANCE_LABEL] = instance
+    container: dict[str, Any] = {"name": "ray-job-submitter", "image": ray_container.get("image", ""),
+                                 "resources": _SUBMITTER_RESOURCES}
+    for key in ("imagePullPolicy", "securityContext"):
+        if key in ray_container:
+            container[key] = ray_container[key]
+    env = ray_auth_env(cluster)
+    if env:
+        container["env"] = env
+    spec: dict[str, Any] = {"restartPolicy": "Never", "automountServiceAccountToken": False,
+                            "containers": [container]}
+    for key in ("securityContext", "imagePullSecrets"):
+        if key in head_spec:
+            spec[key] = head_spec[key]
+    return {"metadata": {"labels": labels}, "spec": spec}
+
+
+def _head_container(cluster: dict[str, Any]) -> dict[str, Any]:
+    """The head's Ray container (KubeRay's containers[0]), or ``{}``."""
+    containers = cluster.get("spec", {}).get("headGroupSpec", {}).get("template", {}).get("spec", {}).get(
+        "containers") or [{}]
+    container: dict[str, Any] = containers[0]
+    return container
 
 
 def _custom() -> k8s.CustomObjectsApi:
@@ -107,6 +188,18 @@ async def find_cluster(namespace: str, *, api: k8s.CustomObjectsApi | None = Non
         raise ConfigError(f"no evalgrid RayCluster in namespace {namespace}: install the chart "
                           "(`helm install lab helm/evalgrid`) or pass --namespace")
     raise ConfigError(f"{len(names)} evalgrid RayClusters in {namespace} ({', '.join(names)}); pick one with --cluster")
+
+
+async def read_cluster(name: str, namespace: str, *, api: k8s.CustomObjectsApi | None = None) -> dict[str, Any]:
+    """The RayCluster ``name`` in ``namespace``."""
+    api = api or _custom()
+    try:
+        return await _call(api.get_namespaced_custom_object, GROUP, VERSION, namespace, "rayclusters", name)
+    except ApiException as exc:
+        if exc.status == 404:
+            raise ConfigError(f"no RayCluster {name} in namespace {namespace}: install the chart, or name another "
+                              "with --cluster") from exc
+        raise InfrastructureError(f"could not read RayCluster {name}: {exc.status} {exc.reason}") from exc
 
 
 async def create_job(manifest: dict[str, Any], *, api: k8s.CustomObjectsApi | None = None) -> None:

@@ -13,8 +13,10 @@ so pod templates are checked as real ``io.k8s.api.core.v1.PodTemplateSpec`` obje
 
 What it is not: the CRD. It is a structural subset — no defaults, no CEL ``x-kubernetes-validations``,
 none of the operator's validation rules (the tests assert the ones the chart relies on, e.g. no
-backoffLimit with a clusterSelector), and none of the newest fields (authOptions, deletionStrategy, …):
-a chart that starts using one must extend this file deliberately. ``additionalProperties: false``
+backoffLimit with a clusterSelector), and none of the newest fields (deletionStrategy, …): a chart
+that starts using one must extend this file deliberately, as it did for ``authOptions`` (Ray token
+authentication; KubeRay 1.5.1 added ``mode``, 1.6.0 ``secretName`` and ``enableK8sTokenAuth``,
+``AuthOptions`` in ``raycluster_types.go``). ``additionalProperties: false``
 on every KubeRay object makes a misspelled or misplaced field fail, which the real API server would
 otherwise silently prune.
 
@@ -89,8 +91,15 @@ _WORKER_GROUP_SPEC = _object({
     "numOfHosts": _INT32,
 }, ["groupName", "minReplicas", "maxReplicas", "rayStartParams", "template"])
 
+_AUTH_OPTIONS = _object({
+    "mode": {"enum": ["disabled", "token"]},
+    "secretName": {"type": "string", "minLength": 1},
+    "enableK8sTokenAuth": {"type": "boolean"},
+})
+
 _RAY_CLUSTER_SPEC = _object({
     "suspend": {"type": "boolean"},
+    "authOptions": _AUTH_OPTIONS,
     "managedBy": {"enum": ["ray.io/kuberay-operator", "kueue.x-k8s.io/multikueue"]},
     "autoscalerOptions": _AUTOSCALER_OPTIONS,
     "headServiceAnnotations": _STRING_MAP,

@@ -77,6 +77,35 @@ def only(manifests: list[Manifest], kind: str) -> Manifest:
     return found[0]
 
 
+def named(manifests: list[Manifest], kind: str, name: str) -> Manifest:
+    found = [m for m in of_kind(manifests, kind) if m["metadata"]["name"] == name]
+    assert len(found) == 1, f"expected exactly one {kind} {name}, got {len(found)}"
+    return found[0]
+
+
+def namespace_of(manifest: Manifest) -> str:
+    """Where Helm creates the object: its own namespace, else the release's."""
+    return str(manifest["metadata"].get("namespace", NAMESPACE))
+
+
+def selects(selector: Manifest, labels: dict[str, str]) -> bool:
+    """Whether a Kubernetes label selector matches these labels ({} matches everything)."""
+    if not selector.get("matchLabels", {}).items() <= labels.items():
+        return False
+    for expression in selector.get("matchExpressions", []):
+        key, operator, values = expression["key"], expression["operator"], expression.get("values", [])
+        if (operator == "In" and labels.get(key) not in values) or (operator == "NotIn" and labels.get(key) in values) \
+                or (operator == "Exists" and key not in labels) or (operator == "DoesNotExist" and key in labels):
+            return False
+    return True
+
+
+def ray_templates(cluster: Manifest) -> dict[str, Manifest]:
+    """role → pod template of the head and every worker group."""
+    found = [cluster["spec"]["headGroupSpec"]["template"]] + [g["template"] for g in groups(cluster).values()]
+    return {t["metadata"]["labels"]["evalgrid.io/role"]: t for t in found}
+
+
 def groups(cluster: Manifest) -> dict[str, Manifest]:
     return {group["groupName"]: group for group in cluster["spec"]["workerGroupSpecs"]}
 
@@ -158,8 +187,17 @@ def test_helm_lint_has_no_errors_or_warnings(values: str | None) -> None:
 
 
 def test_defaults_render_the_cluster_and_its_guard_rails_only(chart: helm_python.Chart) -> None:
-    kinds = sorted(m["kind"] for m in render(chart))
-    assert kinds == ["NetworkPolicy", "RayCluster", "Role", "RoleBinding", "ServiceAccount"]
+    manifests = render(chart)
+    assert sorted((m["kind"], m["metadata"]["name"]) for m in manifests) == [
+        ("NetworkPolicy", "grid-evalgrid-job-submitter"), ("NetworkPolicy", "grid-evalgrid-ray"),
+        ("NetworkPolicy", "grid-evalgrid-ray-head"), ("NetworkPolicy", "grid-evalgrid-ray-worker"),
+        ("NetworkPolicy", "grid-evalgrid-sandbox"), ("RayCluster", "grid-evalgrid"),
+        ("Role", "grid-evalgrid-sandboxes"), ("RoleBinding", "grid-evalgrid-sandboxes"),
+        ("ServiceAccount", "grid-evalgrid-head"), ("ServiceAccount", "grid-evalgrid-sandbox"),
+        ("ServiceAccount", "grid-evalgrid-worker"),
+    ]
+    # sandbox.namespace empty: everything lands in the release namespace.
+    assert {namespace_of(m) for m in manifests} == {NAMESPACE}
 
 
 def test_defaults_cluster_shape(chart: helm_python.Chart) -> None:
@@ -180,7 +218,8 @@ def test_defaults_cluster_shape(chart: helm_python.Chart) -> None:
     assert (worker["replicas"], worker["minReplicas"], worker["maxReplicas"]) == (2, 2, 2)
 
     for template in (head["template"], worker["template"]):
-        assert template["spec"]["serviceAccountName"] == "grid-evalgrid"
+        role = template["metadata"]["labels"]["evalgrid.io/role"]
+        assert template["spec"]["serviceAccountName"] == f"grid-evalgrid-{role}"
         variables = env(template)
         assert variables["EVALGRID_K8S_NAMESPACE"] == {"fieldRef": {"fieldPath": "metadata.namespace"}}
         assert variables["EVALGRID_K8S_POD_NAME"] == {"fieldRef": {"fieldPath": "metadata.name"}}
@@ -209,6 +248,11 @@ def test_defaults_sandbox_config(chart: helm_python.Chart) -> None:
             "app.kubernetes.io/component": "sandbox",
         },
         "gatePort": 9230,
+        "egressProbeTargets": ["1.1.1.1:443", "8.8.8.8:53"],
+        "requireEgressDenied": True,
+        # Explicit even when it is the release's own, so a worker never guesses.
+        "namespace": NAMESPACE,
+        "serviceAccountName": "grid-evalgrid-sandbox",
     }
 
 
@@ -216,10 +260,13 @@ def test_defaults_sandbox_config(chart: helm_python.Chart) -> None:
 
 
 def test_gpu_configuration_renders_everything(chart: helm_python.Chart) -> None:
-    kinds = sorted(m["kind"] for m in render(chart, gpu_values()))
-    assert kinds == [
-        "NetworkPolicy", "RayCluster", "RayJob", "Role", "RoleBinding", "RuntimeClass", "ServiceAccount",
-    ]
+    manifests = render(chart, gpu_values())
+    kinds = sorted(m["kind"] for m in manifests)
+    assert kinds == ["NetworkPolicy"] * 5 + ["RayCluster", "RayJob", "Role", "RoleBinding", "RuntimeClass"] + [
+        "ServiceAccount"] * 4
+    # The sandbox namespace gets exactly its policy, its account and the workers' Role: nothing to steal.
+    in_sandbox_namespace = sorted(m["kind"] for m in manifests if namespace_of(m) == "evals-sandbox")
+    assert in_sandbox_namespace == ["NetworkPolicy", "Role", "RoleBinding", "ServiceAccount"]
 
 
 def test_autoscaling_owns_replicas(chart: helm_python.Chart) -> None:
@@ -303,33 +350,156 @@ def test_ray_job(chart: helm_python.Chart) -> None:
 
 
 # --- isolation and least privilege ----------------------------------------------------------------
+# No cluster runs here, so no policy is enforced: these tests check what the rendered policies say,
+# and that their selectors match the labels the chart and the sandbox backend really put on pods.
+
+SANDBOX_NS = "evals-sandbox"
+OWN_NAMESPACE = {"sandbox": {"namespace": SANDBOX_NS}}
+WORKERS = {"matchLabels": {"app.kubernetes.io/instance": RELEASE, "evalgrid.io/role": "worker"}}
+
+
+def sandbox_pod(config_json: str | None = None) -> Manifest:
+    """The pod the Kubernetes backend makes from the chart's sandbox config (or none: made outside the chart)."""
+    from cluster.container_sandbox import SandboxLimits
+    from cluster.k8s_sandbox import PodOwner, PodSandboxConfig, pod_manifest
+
+    config = PodSandboxConfig.model_validate_json(config_json) if config_json else PodSandboxConfig()
+    owner = PodOwner(namespace=NAMESPACE, pod_name="grid-evalgrid-browser-worker-x7k2p", pod_uid="7c1d5a0e")
+    return pod_manifest(name="evalgrid-sbx-0", image="sandbox:1", token="t", limits=SandboxLimits(), config=config,
+                        owner=owner, owner_process="h:1:2:3")
+
+
+def sandbox_pod_labels(config_json: str | None = None) -> dict[str, str]:
+    labels: dict[str, str] = sandbox_pod(config_json)["metadata"]["labels"]
+    return labels
+
+
+@pytest.mark.parametrize("values", [None, "gpu"], ids=["release-namespace", "own-namespace"])
+def test_the_sandbox_policy_denies_all_egress_and_admits_only_this_releases_workers(
+        chart: helm_python.Chart, values: str | None) -> None:
+    manifests = render(chart, gpu_values() if values else None)
+    policy = named(manifests, "NetworkPolicy", "grid-evalgrid-sandbox")
+    spec = policy["spec"]
+    assert sorted(spec["policyTypes"]) == ["Egress", "Ingress"]
+    assert spec.get("egress", []) == []  # no egress rule at all: DNS denied too
+    assert spec["ingress"] == [{
+        "from": [{"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": NAMESPACE}},
+                  "podSelector": WORKERS}],
+        "ports": [{"protocol": "TCP", "port": 9230}],
+    }]
+    # Of the release's pods, only the browser workers are admitted (not the head, not the judges).
+    labels = {role: t["metadata"]["labels"] for role, t in ray_templates(only(manifests, "RayCluster")).items()}
+    assert [role for role, pod in labels.items() if selects(WORKERS, pod)] == ["worker"]
+
+    # The policy covers the pods the workers really make, in the namespace they make them in.
+    worker = groups(only(manifests, "RayCluster"))["browser"]["template"]
+    pod = sandbox_pod(env(worker)["EVALGRID_K8S_SANDBOX"])
+    assert manifest_errors(pod) == []
+    assert namespace_of(policy) == pod["metadata"]["namespace"] == (SANDBOX_NS if values else NAMESPACE)
+    assert selects(spec["podSelector"], pod["metadata"]["labels"])
+    assert pod["spec"]["serviceAccountName"] == "grid-evalgrid-sandbox"
+    assert pod["spec"]["automountServiceAccountToken"] is False
+    # Kubernetes refuses an owner in another namespace (its garbage collector would delete the pod at
+    # once): only a sandbox beside its worker names the worker pod as its owner.
+    assert ("ownerReferences" in pod["metadata"]) == (not values)
+    # ... and those made outside the chart, with none of its labels (PodSandboxConfig's defaults).
+    assert selects(spec["podSelector"], sandbox_pod_labels())
+
+
+def test_in_a_namespace_of_its_own_the_sandbox_policy_covers_every_pod(chart: helm_python.Chart) -> None:
+    manifests = render(chart, OWN_NAMESPACE)
+    policy = named(manifests, "NetworkPolicy", "grid-evalgrid-sandbox")
+    assert namespace_of(policy) == SANDBOX_NS
+    assert policy["spec"]["podSelector"] == {}  # any pod there, however made or labelled
+    # In the release namespace it cannot select everything (the Ray pods live there), so it selects
+    # the one label the backend always sets, whatever the chart's config says.
+    fallback = named(render(chart), "NetworkPolicy", "grid-evalgrid-sandbox")["spec"]["podSelector"]
+    assert fallback == {"matchLabels": {"evalgrid.io/role": "sandbox"}}
+    for template in ray_templates(only(render(chart), "RayCluster")).values():
+        assert not selects(fallback, template["metadata"]["labels"])
+
+
+def test_the_sandbox_namespace_holds_a_tokenless_account_and_the_workers_role_only(chart: helm_python.Chart) -> None:
+    manifests = render(chart, OWN_NAMESPACE)
+    there = [m for m in manifests if namespace_of(m) == SANDBOX_NS]
+    assert sorted((m["kind"], m["metadata"]["name"]) for m in there) == [
+        ("NetworkPolicy", "grid-evalgrid-sandbox"), ("Role", "grid-evalgrid-sandboxes"),
+        ("RoleBinding", "grid-evalgrid-sandboxes"), ("ServiceAccount", "grid-evalgrid-sandbox"),
+    ]
+    account = named(manifests, "ServiceAccount", "grid-evalgrid-sandbox")
+    assert account["automountServiceAccountToken"] is False
+    worker = groups(only(manifests, "RayCluster"))["browser"]["template"]
+    config = json.loads(env(worker)["EVALGRID_K8S_SANDBOX"])
+    assert (config["namespace"], config["serviceAccountName"]) == (SANDBOX_NS, "grid-evalgrid-sandbox")
+    # The Role exists only there: the workers can create pods nowhere else.
+    assert [namespace_of(m) for m in of_kind(manifests, "Role") + of_kind(manifests, "RoleBinding")] == [
+        SANDBOX_NS, SANDBOX_NS]
+    # No sandbox ServiceAccount wanted: the pods use the namespace's default one (never its token).
+    without = render(chart, {"sandbox": {"namespace": SANDBOX_NS, "serviceAccount": {"create": False}}})
+    worker = groups(only(without, "RayCluster"))["browser"]["template"]
+    assert json.loads(env(worker)["EVALGRID_K8S_SANDBOX"])["serviceAccountName"] is None
+    assert [m for m in of_kind(without, "ServiceAccount") if namespace_of(m) == SANDBOX_NS] == []
 
 
 @pytest.mark.parametrize("values", [None, "gpu"], ids=["defaults", "gpu-judges"])
-def test_network_policy_isolates_sandboxes(chart: helm_python.Chart, values: str | None) -> None:
+def test_ray_pods_are_default_deny_with_only_what_ray_needs(chart: helm_python.Chart, values: str | None) -> None:
     manifests = render(chart, gpu_values() if values else None)
-    policy = only(manifests, "NetworkPolicy")["spec"]
-    sandboxes = {"evalgrid.io/role": "sandbox", "app.kubernetes.io/instance": RELEASE}
-    workers = {"evalgrid.io/role": "worker", "app.kubernetes.io/instance": RELEASE}
-    assert policy["podSelector"] == {"matchLabels": sandboxes}
-    assert sorted(policy["policyTypes"]) == ["Egress", "Ingress"]
-    assert policy.get("egress", []) == []  # no egress rule at all: DNS denied too
-    assert policy["ingress"] == [{
-        "from": [{"podSelector": {"matchLabels": workers}}],
-        "ports": [{"protocol": "TCP", "port": 9230}],
-    }]
+    network = (gpu_values() if values else chart.values)["networkPolicy"]
+    templates = ray_templates(only(manifests, "RayCluster"))
+    ray = named(manifests, "NetworkPolicy", "grid-evalgrid-ray")["spec"]
+    assert sorted(ray["policyTypes"]) == ["Egress", "Ingress"]  # default deny, both ways
+    # It covers every Ray pod of the release, and no sandbox or submitter pod.
+    assert sorted(role for role, t in templates.items() if selects(ray["podSelector"], t["metadata"]["labels"])) == (
+        ["head", "judge", "worker"] if values else ["head", "worker"])
+    assert not selects(ray["podSelector"], sandbox_pod_labels(env(templates["worker"])["EVALGRID_K8S_SANDBOX"]))
+    assert not selects(ray["podSelector"], {"app.kubernetes.io/instance": RELEASE, "evalgrid.io/role": "job-submitter"})
+    assert not selects(ray["podSelector"], {"app.kubernetes.io/instance": "other", "evalgrid.io/role": "head"})
 
-    # The selectors match what the chart actually labels: sandbox pods (via the workers' config) and
-    # the browser workers only (not the head, not the judges).
-    cluster = only(manifests, "RayCluster")
-    worker = groups(cluster)["browser"]["template"]
-    sandbox_labels = json.loads(env(worker)["EVALGRID_K8S_SANDBOX"])["labels"]
-    assert policy["podSelector"]["matchLabels"].items() <= sandbox_labels.items()
-    allowed = policy["ingress"][0]["from"][0]["podSelector"]["matchLabels"]
-    templates = [cluster["spec"]["headGroupSpec"]["template"]] + [g["template"] for g in groups(cluster).values()]
-    labels = [t["metadata"]["labels"] for t in templates]
-    admitted = [pod["evalgrid.io/role"] for pod in labels if allowed.items() <= pod.items()]
-    assert admitted == ["worker"]
+    # Between the release's Ray pods: every TCP port (Ray picks most of its ports at start), nothing more.
+    among = [{"podSelector": ray["podSelector"]}]
+    assert ray["ingress"] == [{"from": among, "ports": [{"protocol": "TCP"}]}]
+    egress = ray["egress"]
+    assert egress[0] == {"to": among, "ports": [{"protocol": "TCP"}]}
+    assert egress[1] == {
+        "to": [{"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "kube-system"}},
+                "podSelector": {"matchLabels": {"k8s-app": "kube-dns"}}}],
+        "ports": [{"protocol": "UDP", "port": 53}, {"protocol": "TCP", "port": 53}],
+    }
+    assert egress[2:] == network["objectStoreEgress"] + network["modelEgress"]
+
+    head = named(manifests, "NetworkPolicy", "grid-evalgrid-ray-head")["spec"]
+    assert selects(head["podSelector"], templates["head"]["metadata"]["labels"])
+    assert not selects(head["podSelector"], templates["worker"]["metadata"]["labels"])
+    submitters = {"podSelector": {"matchLabels": {"app.kubernetes.io/instance": RELEASE,
+                                                  "evalgrid.io/role": "job-submitter"}}}
+    job_api = {"from": [submitters, *network["ray"]["operatorPeers"]], "ports": [{"protocol": "TCP", "port": 8265}]}
+    clients = [{"from": network["ray"]["clientPeers"],
+                "ports": [{"protocol": "TCP", "port": p} for p in network["ray"]["clientPorts"]]}]
+    assert head["ingress"] == [job_api] + (clients if values else [])
+    api_server = {"to": [{"ipBlock": {"cidr": c}} for c in network["apiServer"]["cidrs"]],
+                  "ports": [{"protocol": "TCP", "port": p} for p in network["apiServer"]["ports"]]}
+    # Only the autoscaler sidecar calls the API server from the head.
+    assert head.get("egress") == ([api_server] if values else None)
+    assert ("Egress" in head["policyTypes"]) == bool(values)
+
+    worker = named(manifests, "NetworkPolicy", "grid-evalgrid-ray-worker")["spec"]
+    assert worker["podSelector"] == WORKERS and worker["policyTypes"] == ["Egress"]
+    sandbox_ns = SANDBOX_NS if values else NAMESPACE
+    gate: Manifest = {"to": [{"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": sandbox_ns}},
+                              "podSelector": {"matchLabels": {"app.kubernetes.io/instance": RELEASE,
+                                                              "evalgrid.io/role": "sandbox"}}}],
+                      "ports": [{"protocol": "TCP", "port": 9230}]}
+    assert worker["egress"] == [api_server, gate]
+    sandbox_config = env(templates["worker"])["EVALGRID_K8S_SANDBOX"]
+    assert selects(gate["to"][0]["podSelector"], sandbox_pod_labels(sandbox_config))
+
+    submitter = named(manifests, "NetworkPolicy", "grid-evalgrid-job-submitter")["spec"]
+    assert sorted(submitter["policyTypes"]) == ["Egress", "Ingress"] and "ingress" not in submitter
+    assert submitter["egress"] == [egress[1], {"to": [{"podSelector": head["podSelector"]}],
+                                               "ports": [{"protocol": "TCP", "port": 8265}]}]
+    if values:  # the chart's own RayJob submitter is the pod that policy and the head's admit
+        labels = only(manifests, "RayJob")["spec"]["submitterPodTemplate"]["metadata"]["labels"]
+        assert selects(submitter["podSelector"], labels) and selects(submitters["podSelector"], labels)
 
 
 def test_network_policy_can_be_disabled(chart: helm_python.Chart) -> None:
@@ -337,31 +507,99 @@ def test_network_policy_can_be_disabled(chart: helm_python.Chart) -> None:
     assert "WARNING: networkPolicy.enabled is false" in notes(chart, {"networkPolicy": {"enabled": False}})
 
 
-def test_rbac_is_least_privilege(chart: helm_python.Chart) -> None:
-    manifests = render(chart, gpu_values())
+@pytest.mark.parametrize("values", [None, "gpu"], ids=["defaults", "gpu-judges"])
+def test_only_the_workers_may_do_anything_and_only_in_the_sandbox_namespace(
+        chart: helm_python.Chart, values: str | None) -> None:
+    manifests = render(chart, gpu_values() if values else None)
     assert of_kind(manifests, "ClusterRole") == [] and of_kind(manifests, "ClusterRoleBinding") == []
     role = only(manifests, "Role")
+    # Pods only: no Secrets, no pods/exec or pods/log, no other resource, no wildcard.
     assert role["rules"] == [
         {"apiGroups": [""], "resources": ["pods"], "verbs": ["create", "get", "list", "watch", "delete"]},
     ]
-
+    sandbox_ns = SANDBOX_NS if values else NAMESPACE
     binding = only(manifests, "RoleBinding")
-    account = only(manifests, "ServiceAccount")["metadata"]["name"]
+    assert namespace_of(role) == namespace_of(binding) == sandbox_ns
     role_ref = {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": role["metadata"]["name"]}
     assert binding["roleRef"] == role_ref
-    assert binding["subjects"] == [{"kind": "ServiceAccount", "name": account, "namespace": NAMESPACE}]
-
-    cluster = only(manifests, "RayCluster")
-    for template in [cluster["spec"]["headGroupSpec"]["template"]] + [g["template"] for g in groups(cluster).values()]:
-        assert template["spec"]["serviceAccountName"] == account
+    assert binding["subjects"] == [{"kind": "ServiceAccount", "name": "grid-evalgrid-worker", "namespace": NAMESPACE}]
 
 
-def test_rbac_and_service_account_can_be_external(chart: helm_python.Chart) -> None:
-    values = {"serviceAccount": {"create": False, "name": "platform-evalgrid"}, "rbac": {"create": False}}
+@pytest.mark.parametrize("values", [None, "gpu"], ids=["defaults", "gpu-judges"])
+def test_a_service_account_per_pod_kind_and_a_token_only_where_the_api_is_called(
+        chart: helm_python.Chart, values: str | None) -> None:
+    manifests = render(chart, gpu_values() if values else None)
+    templates = ray_templates(only(manifests, "RayCluster"))
+    accounts = {role: t["spec"]["serviceAccountName"] for role, t in templates.items()}
+    assert accounts == {role: f"grid-evalgrid-{role}" for role in templates}
+    created = {m["metadata"]["name"]: m for m in of_kind(manifests, "ServiceAccount")}
+    assert set(accounts.values()) <= set(created)
+    tokens = {role: t["spec"]["automountServiceAccountToken"] for role, t in templates.items()}
+    # Workers create sandbox pods; the head only for the autoscaler sidecar; the judges never.
+    assert tokens == ({"head": True, "worker": True, "judge": False} if values else {"head": False, "worker": True})
+    if values:
+        assert created["grid-evalgrid-judge"]["automountServiceAccountToken"] is False
+        submitter = only(manifests, "RayJob")["spec"]["submitterPodTemplate"]["spec"]
+        assert submitter["automountServiceAccountToken"] is False and "serviceAccountName" not in submitter
+    # The judges' account is made only with a judge group.
+    assert ("grid-evalgrid-judge" in created) == bool(values)
+
+
+def test_service_accounts_can_be_external(chart: helm_python.Chart) -> None:
+    values = {"serviceAccount": {"create": False, "worker": {"name": "platform-evalgrid"}}, "rbac": {"create": False},
+              "sandbox": {"serviceAccount": {"create": False}}}
     manifests = render(chart, values)
     assert not {"ServiceAccount", "Role", "RoleBinding"} & {m["kind"] for m in manifests}
-    head = only(manifests, "RayCluster")["spec"]["headGroupSpec"]["template"]
-    assert head["spec"]["serviceAccountName"] == "platform-evalgrid"
+    templates = ray_templates(only(manifests, "RayCluster"))
+    assert templates["worker"]["spec"]["serviceAccountName"] == "platform-evalgrid"
+    # Unnamed: left to Kubernetes (and KubeRay), still without a token where none is needed.
+    assert "serviceAccountName" not in templates["head"]["spec"]
+    assert templates["head"]["spec"]["automountServiceAccountToken"] is False
+
+
+# --- Ray token authentication ---------------------------------------------------------------------
+# KubeRay and Ray are not running here: these check what every Ray process is given. That Ray then
+# refuses clients without the token is shown for real in tests/cluster/test_ray_auth.py.
+
+TOKEN_ENV = {"RAY_AUTH_MODE": "token",
+             "RAY_AUTH_TOKEN": {"secretKeyRef": {"name": "grid-evalgrid-ray-token", "key": "auth_token"}}}
+
+
+def auth_env(variables: dict[str, Any]) -> dict[str, Any]:
+    return {name: value for name, value in variables.items() if name.startswith("RAY_AUTH")}
+
+
+@pytest.mark.parametrize("values", [None, "gpu"], ids=["defaults", "gpu-judges"])
+def test_every_ray_process_gets_the_token_from_the_named_secret(chart: helm_python.Chart, values: str | None) -> None:
+    manifests = render(chart, gpu_values() if values else None)
+    secret = "evalgrid-ray-token" if values else "grid-evalgrid-ray-token"
+    expected = {**TOKEN_ENV, "RAY_AUTH_TOKEN": {"secretKeyRef": {"name": secret, "key": "auth_token"}}}
+    cluster = only(manifests, "RayCluster")
+    # KubeRay >= 1.6 authenticates its own dashboard calls with it, and hands it to its init containers.
+    assert cluster["spec"]["authOptions"] == {"mode": "token", "secretName": secret}
+    for role, template in ray_templates(cluster).items():
+        assert auth_env(env(template)) == expected, role
+    if values:
+        options = cluster["spec"]["autoscalerOptions"]
+        autoscaler = {e["name"]: e.get("value", e.get("valueFrom")) for e in options["env"]}
+        assert auth_env(autoscaler) == expected
+        submitter = only(manifests, "RayJob")["spec"]["submitterPodTemplate"]
+        variables = {e["name"]: e.get("value", e.get("valueFrom")) for e in container(submitter).get("env", [])}
+        assert auth_env(variables) == expected
+    # Only a reference: the chart renders no Secret, so the token never passes through Helm.
+    assert of_kind(manifests, "Secret") == []
+    assert f"kubectl -n {NAMESPACE} create secret generic {secret}" in notes(chart, gpu_values() if values else None)
+
+
+def test_token_authentication_can_be_turned_off_with_a_warning(chart: helm_python.Chart) -> None:
+    values = {**gpu_values(), "ray": {"auth": {"enabled": False}}}
+    manifests = render(chart, values)
+    cluster = only(manifests, "RayCluster")
+    assert "authOptions" not in cluster["spec"] and "env" not in cluster["spec"]["autoscalerOptions"]
+    for template in ray_templates(cluster).values():
+        assert auth_env(env(template)) == {}
+    assert "env" not in container(only(manifests, "RayJob")["spec"]["submitterPodTemplate"])
+    assert "WARNING: ray.auth.enabled is false" in notes(chart, values)
 
 
 def test_credentials_only_by_secret_name(chart: helm_python.Chart) -> None:
@@ -378,6 +616,7 @@ def test_credentials_only_by_secret_name(chart: helm_python.Chart) -> None:
     worker = groups(cluster)["browser"]["template"]
     sandbox = env(worker)["EVALGRID_K8S_SANDBOX"]
     assert "evalgrid-s3" not in sandbox and "AWS" not in sandbox and "envFrom" not in sandbox
+    assert "ray-token" not in sandbox and "RAY_AUTH" not in sandbox
     # And values.yaml has nowhere to put a credential value.
     object_store = chart.values["objectStore"]
     assert set(object_store) == {"credentialsSecret", "endpoint", "region"}
@@ -435,9 +674,17 @@ def test_validation_catches_mistakes(chart: helm_python.Chart) -> None:
     job["spec"]["submissionMode"] = "K8sMode"
     assert any("K8sMode" in e for e in manifest_errors(job))
 
-    policy = only(manifests, "NetworkPolicy")
+    policy = named(manifests, "NetworkPolicy", "grid-evalgrid-sandbox")
     policy["spec"]["egres"] = []
     assert manifest_errors(policy) != []
+
+    policy = named(manifests, "NetworkPolicy", "grid-evalgrid-ray")
+    policy["spec"]["ingress"][0]["ports"][0]["portt"] = 6379
+    assert manifest_errors(policy) != []
+
+    cluster = only(manifests, "RayCluster")
+    cluster["spec"]["authOptions"]["mode"] = "tokens"
+    assert any("tokens" in e for e in manifest_errors(cluster))
 
     role = only(manifests, "Role")
     role["rules"][0]["verb"] = role["rules"][0].pop("verbs")
@@ -449,6 +696,8 @@ def test_validation_catches_mistakes(chart: helm_python.Chart) -> None:
 
 BAD_VALUES: list[tuple[str, dict[str, Any], list[str]]] = [
     ("misspelled top-level key", {"workr": {"replicas": 3}}, ["additional properties 'workr' not allowed"]),
+    ("egress probe target without a port", {"sandbox": {"egressProbeTargets": ["1.1.1.1"]}},
+     ["at '/sandbox/egressProbeTargets/0'"]),
     (
         "misspelled nested key",
         {"worker": {"replica": 3}},
@@ -529,7 +778,63 @@ BAD_VALUES: list[tuple[str, dict[str, Any], list[str]]] = [
     (
         "RBAC for the namespace's default ServiceAccount",
         {"serviceAccount": {"create": False}},
-        ["set serviceAccount.name to an existing ServiceAccount or serviceAccount.create=true"],
+        ["set serviceAccount.worker.name to an existing ServiceAccount or serviceAccount.create=true"],
+    ),
+    (
+        "the one shared ServiceAccount of old",
+        {"serviceAccount": {"name": "evalgrid"}},
+        ["at '/serviceAccount'", "additional properties 'name' not allowed"],
+    ),
+    (
+        "token authentication on a Ray without it",
+        {"rayVersion": "2.51.1"},
+        ["ray.auth.enabled needs Ray >= 2.52.0", "rayVersion is 2.51.1", "set ray.auth.enabled=false"],
+    ),
+    (
+        "token Secret that is not a name",
+        {"ray": {"auth": {"enabled": True, "tokenSecret": "Ray Token"}}},
+        ["at '/ray/auth/tokenSecret'", "does not match pattern"],
+    ),
+    (
+        "sandbox namespace that is not a namespace name",
+        {"sandbox": {"namespace": "Evals_Sandbox"}},
+        ["at '/sandbox/namespace'", "'Evals_Sandbox' does not match pattern"],
+    ),
+    (
+        "API server address without a prefix length",
+        {"networkPolicy": {"apiServer": {"cidrs": ["10.0.0.1"]}}},
+        ["at '/networkPolicy/apiServer/cidrs/0'", "'10.0.0.1' does not match pattern"],
+    ),
+    (
+        "no API server address at all",
+        {"networkPolicy": {"apiServer": {"cidrs": []}}},
+        ["at '/networkPolicy/apiServer/cidrs'", "minItems"],
+    ),
+    (
+        "object-store egress to every port",
+        {"networkPolicy": {"objectStoreEgress": [{"to": [{"ipBlock": {"cidr": "10.1.0.0/16"}}]}]}},
+        ["at '/networkPolicy/objectStoreEgress/0'", "missing property 'ports'"],
+    ),
+    (
+        "model egress to everyone",
+        {"networkPolicy": {"modelEgress": [{"ports": [{"protocol": "TCP", "port": 443}]}]}},
+        ["at '/networkPolicy/modelEgress/0'", "missing property 'to'"],
+    ),
+    (
+        "client peer mixing an ipBlock with a podSelector",
+        {"networkPolicy": {"ray": {"clientPeers": [{"ipBlock": {"cidr": "10.2.0.0/16"},
+                                                    "podSelector": {}}]}}},
+        ["at '/networkPolicy/ray/clientPeers/0'"],
+    ),
+    (
+        "client port out of range",
+        {"networkPolicy": {"ray": {"clientPorts": [70000]}}},
+        ["at '/networkPolicy/ray/clientPorts/0'", "maximum: got 70,000, want 65,535"],
+    ),
+    (
+        "DNS selector that selects the whole namespace",
+        {"networkPolicy": {"dns": {"podLabels": None}}},
+        ["at '/networkPolicy/dns'", "missing property 'podLabels'"],
     ),
     (
         "privileged gate port",

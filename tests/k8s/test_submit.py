@@ -2,8 +2,11 @@
 against KubeRay's schema by the fake API server, and the job's own command run here end to end.
 
 What runs here in place of a cluster (see ``tests/k8s/fake_apiserver.py``): the API server is the
-fake; the RayJob is not executed by KubeRay but its entrypoint is run as a command on this machine,
-with the local scheduler and sandbox instead of Ray and pods.
+fake; the RayCluster it serves is the one the Helm chart renders (real Helm); the RayJob is not
+executed by KubeRay but its entrypoint is run as a command on this machine, with the local scheduler
+and sandbox instead of Ray and pods. No KubeRay or Ray head runs here, so the token plumbing is
+checked as the manifest that KubeRay would act on; Ray refusing a client without the token is shown
+for real in ``tests/cluster/test_ray_auth.py``.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import helm_python
 import pytest
 import yaml
 
@@ -25,13 +29,13 @@ from cluster.cli import main
 from cluster.inputs import InputsRef, fetch_inputs, pack_inputs, unpack_inputs
 from cluster.object_store import StoreSettings
 from cluster.run_store import RunStore
-from cluster.submit import job_name, rayjob_manifest
+from cluster.submit import job_name, ray_auth_env, rayjob_manifest, read_cluster, submitter_template
 from cluster.sweep import load_sweep
 from cluster.worker import RunWorker, WorkerSettings
 from evaluator.errors import ConfigError
 from evaluator.models import Outcome, OutcomeStatus
 from tests.cluster.test_local_sweep import _write_sweep
-from tests.helm.test_chart import manifest_errors
+from tests.helm.test_chart import CHART_DIR, manifest_errors, named, only, render, selects
 from tests.k8s.fake_apiserver import FakeApiServer, fake_cluster
 from tests.s3.faulty_s3 import FaultyS3, make_store
 
@@ -52,6 +56,19 @@ def api(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeApiServ
         monkeypatch.setenv("KUBECONFIG", str(kubeconfig))
         monkeypatch.delenv("KUBERNETES_SERVICE_HOST", raising=False)
         yield server
+
+
+@pytest.fixture(scope="module")
+def chart() -> Iterator[helm_python.Chart]:
+    with helm_python.Chart.load(CHART_DIR) as loaded:
+        yield loaded
+
+
+def _chart_cluster(chart: helm_python.Chart, values: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The RayCluster the chart renders for release "lab" (named lab-evalgrid), as the API would serve it."""
+    cluster = only(render(chart, values, release="lab"), "RayCluster")
+    cluster["metadata"]["namespace"] = NAMESPACE
+    return cluster
 
 
 def _dir(path: Path) -> Path:
@@ -75,6 +92,73 @@ def test_the_rayjob_is_valid_for_kuberay_and_runs_the_inputs_on_kubernetes_sandb
     assert manifest["spec"]["clusterSelector"] == {"ray.io/cluster": "lab-evalgrid"}
     broken = {**manifest, "spec": {**manifest["spec"], "entrypointNumCPUs": 0}}
     assert manifest_errors(broken)  # the schema can fail: a misspelled field is caught
+
+
+TOKEN_REF = {"secretKeyRef": {"name": "lab-evalgrid-ray-token", "key": "auth_token"}}
+
+
+def _env(template: dict[str, Any]) -> dict[str, Any]:
+    return {e["name"]: e.get("value", e.get("valueFrom")) for e in template["spec"]["containers"][0].get("env", [])}
+
+
+def test_the_submitter_gets_the_clusters_token_by_reference_and_the_labels_its_policy_admits(
+        chart: helm_python.Chart) -> None:
+    cluster = _chart_cluster(chart)
+    submitter = submitter_template(cluster)
+    manifest = rayjob_manifest(name="evalgrid-demo-0123456789", namespace=NAMESPACE, cluster="lab-evalgrid",
+                               sweep_name="demo", inputs=_ref(), run_dir="s3://lab/sweeps/may", submitter=submitter)
+    assert manifest_errors(manifest) == []
+    assert manifest["spec"]["submitterPodTemplate"] == submitter
+    # `ray job submit` in this pod must send the token the head wants: the chart's Secret, by reference.
+    assert _env(submitter) == {"RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": TOKEN_REF}
+    head = cluster["spec"]["headGroupSpec"]["template"]
+    pod, ray = submitter["spec"], submitter["spec"]["containers"][0]
+    assert ray["image"] == head["spec"]["containers"][0]["image"]  # the head's image has `ray`
+    assert pod["automountServiceAccountToken"] is False and pod["restartPolicy"] == "Never"
+    assert pod["securityContext"] == head["spec"]["securityContext"]
+    assert ray["securityContext"] == head["spec"]["containers"][0]["securityContext"]
+    # The chart's NetworkPolicies let exactly such a pod reach the head's job API, and nothing else.
+    policies = render(chart, release="lab")
+    labels = submitter["metadata"]["labels"]
+    assert selects(named(policies, "NetworkPolicy", "lab-evalgrid-job-submitter")["spec"]["podSelector"], labels)
+    head_ingress = named(policies, "NetworkPolicy", "lab-evalgrid-ray-head")["spec"]["ingress"][0]
+    assert selects(head_ingress["from"][0]["podSelector"], labels)
+    assert head_ingress["ports"] == [{"protocol": "TCP", "port": 8265}]
+    assert not selects(named(policies, "NetworkPolicy", "lab-evalgrid-ray")["spec"]["podSelector"], labels)
+
+
+def test_the_token_reference_follows_how_the_cluster_gets_its_token(chart: helm_python.Chart) -> None:
+    named_secret = _chart_cluster(chart, {"ray": {"auth": {"enabled": True, "tokenSecret": "lab-ray"}}})
+    assert ray_auth_env(named_secret)[1]["valueFrom"] == {"secretKeyRef": {"name": "lab-ray", "key": "auth_token"}}
+    # No auth: nothing to send, and the submitter carries no Ray auth settings at all.
+    without = _chart_cluster(chart, {"ray": {"auth": {"enabled": False}}})
+    assert ray_auth_env(without) == [] and "env" not in submitter_template(without)["spec"]["containers"][0]
+    # authOptions without a Secret name: KubeRay made the Secret, named after the cluster.
+    generated = _chart_cluster(chart)
+    del generated["spec"]["authOptions"]["secretName"]
+    assert ray_auth_env(generated)[1]["valueFrom"]["secretKeyRef"]["name"] == "lab-evalgrid"
+    # No authOptions, the head's own variables (token auth set up by hand): the same reference.
+    by_hand = _chart_cluster(chart)
+    del by_hand["spec"]["authOptions"]
+    assert ray_auth_env(by_hand) == [{"name": "RAY_AUTH_MODE", "value": "token"},
+                                     {"name": "RAY_AUTH_TOKEN", "valueFrom": TOKEN_REF}]
+    # A token written into the head's spec is not copied into another object: say what to change.
+    literal = _chart_cluster(chart)
+    del literal["spec"]["authOptions"]
+    for variable in literal["spec"]["headGroupSpec"]["template"]["spec"]["containers"][0]["env"]:
+        if variable["name"] == "RAY_AUTH_TOKEN":
+            variable.pop("valueFrom")
+            variable["value"] = "s3cr3t"
+    with pytest.raises(ConfigError, match="does not take the token from a Secret"):
+        submitter_template(literal)
+
+
+def test_the_cluster_is_read_from_the_api(api: FakeApiServer, chart: helm_python.Chart) -> None:
+    api.custom[("rayclusters", NAMESPACE, "lab-evalgrid")] = _chart_cluster(chart)
+    cluster = asyncio.run(read_cluster("lab-evalgrid", NAMESPACE))
+    assert _env(submitter_template(cluster)) == {"RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": TOKEN_REF}
+    with pytest.raises(ConfigError, match="no RayCluster other in namespace evals"):
+        asyncio.run(read_cluster("other", NAMESPACE))
 
 
 def test_job_names_are_dns_names_that_change_with_inputs_and_run_dir() -> None:
@@ -133,7 +217,9 @@ def test_a_crafted_archive_writes_nothing_outside_and_is_a_clear_error(tmp_path:
 @pytest.mark.browser
 def test_submit_then_run_the_jobs_command_then_follow_it(api: FakeApiServer, s3: FaultyS3, bucket: str,
                                                          tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                         capsys: pytest.CaptureFixture[str]) -> None:
+                                                         capsys: pytest.CaptureFixture[str],
+                                                         chart: helm_python.Chart) -> None:
+    api.custom[("rayclusters", NAMESPACE, "lab-evalgrid")] = _chart_cluster(chart)
     sweep = _write_sweep(_dir(tmp_path / "lab"))
     run_dir = f"s3://{bucket}/sweeps/may"
     monkeypatch.setenv("EVALGRID_INPUTS_DIR", str(tmp_path / "driver-inputs"))
@@ -143,6 +229,7 @@ def test_submit_then_run_the_jobs_command_then_follow_it(api: FakeApiServer, s3:
     name = capsys.readouterr().out.strip()
     assert (("rayjobs", NAMESPACE, name)) in api.custom and not api.rejected
     job = api.custom[("rayjobs", NAMESPACE, name)]
+    assert _env(job["spec"]["submitterPodTemplate"]) == {"RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": TOKEN_REF}
     argv = shlex.split(job["spec"]["entrypoint"])
     inputs_url = argv[argv.index("--inputs") + 1]
     assert inputs_url.startswith(f"{run_dir}/inputs/") and argv[argv.index("--run-dir") + 1] == run_dir

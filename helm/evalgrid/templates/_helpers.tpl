@@ -55,12 +55,63 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 {{- default (printf "%s-sweep" (include "evalgrid.fullname" . | trunc 41 | trimSuffix "-")) .Values.job.name -}}
 {{- end -}}
 
-{{/* The ServiceAccount of the head and worker pods. */}}
+{{/*
+The ServiceAccount of one kind of Ray pod: (list $ "head"|"worker"|"judge"). Created by the chart:
+the given name or "<full name>-<kind>". Not created: the given name, or "" (serviceAccountName is
+then left out of the pod).
+*/}}
 {{- define "evalgrid.serviceAccountName" -}}
-{{- if .Values.serviceAccount.create -}}
-{{- default (include "evalgrid.fullname" .) .Values.serviceAccount.name -}}
+{{- $root := index . 0 -}}
+{{- $kind := index . 1 -}}
+{{- $name := (index $root.Values.serviceAccount $kind).name -}}
+{{- if $root.Values.serviceAccount.create -}}
+{{- default (printf "%s-%s" (include "evalgrid.fullname" $root) $kind) $name -}}
 {{- else -}}
-{{- default "default" .Values.serviceAccount.name -}}
+{{- $name -}}
+{{- end -}}
+{{- end -}}
+
+{{/* The namespace sandbox pods run in: sandbox.namespace, else the release's (see values.yaml). */}}
+{{- define "evalgrid.sandboxNamespace" -}}
+{{- default .Release.Namespace .Values.sandbox.namespace -}}
+{{- end -}}
+
+{{/* Whether sandbox pods have a namespace of their own ("true" or ""). */}}
+{{- define "evalgrid.sandboxNamespaceIsOwn" -}}
+{{- if ne (include "evalgrid.sandboxNamespace" .) .Release.Namespace -}}true{{- end -}}
+{{- end -}}
+
+{{/* The sandbox pods' ServiceAccount, or "" for the sandbox namespace's default one. */}}
+{{- define "evalgrid.sandboxServiceAccountName" -}}
+{{- $sa := .Values.sandbox.serviceAccount -}}
+{{- if $sa.create -}}
+{{- default (printf "%s-sandbox" (include "evalgrid.fullname" .)) $sa.name -}}
+{{- else -}}
+{{- $sa.name -}}
+{{- end -}}
+{{- end -}}
+
+{{/* The Secret holding the Ray auth token (key auth_token, the key KubeRay reads). */}}
+{{- define "evalgrid.rayTokenSecret" -}}
+{{- default (printf "%s-ray-token" (include "evalgrid.fullname" .)) .Values.ray.auth.tokenSecret -}}
+{{- end -}}
+
+{{/*
+Ray token authentication of one container (every Ray container, the autoscaler sidecar and the
+RayJob submitter), when ray.auth.enabled: the mode and the token, by Secret reference only (the
+token never passes through Helm). KubeRay >= 1.6 would inject the same two from
+spec.authOptions; setting them here keeps the chart's pods right whatever KubeRay adds, and KubeRay
+leaves variables that are already set alone.
+*/}}
+{{- define "evalgrid.rayAuthEnv" -}}
+{{- if .Values.ray.auth.enabled -}}
+- name: RAY_AUTH_MODE
+  value: token
+- name: RAY_AUTH_TOKEN
+  valueFrom:
+    secretKeyRef:
+      name: {{ include "evalgrid.rayTokenSecret" . | quote }}
+      key: auth_token
 {{- end -}}
 {{- end -}}
 
@@ -107,8 +158,11 @@ once from raycluster.yaml, which is always rendered.
 {{- if and $v.sandbox.createRuntimeClass (not $v.sandbox.runtimeClassName) -}}
 {{- fail "sandbox.createRuntimeClass is true but sandbox.runtimeClassName is empty: set the RuntimeClass name (e.g. gvisor)." -}}
 {{- end -}}
-{{- if and $v.rbac.create (not $v.serviceAccount.create) (not $v.serviceAccount.name) -}}
-{{- fail "rbac.create is true but no ServiceAccount is named: set serviceAccount.name to an existing ServiceAccount or serviceAccount.create=true (otherwise pod creation would be granted to the namespace's default ServiceAccount)." -}}
+{{- if and $v.rbac.create (not $v.serviceAccount.create) (not $v.serviceAccount.worker.name) -}}
+{{- fail "rbac.create is true but no ServiceAccount is named for the workers: set serviceAccount.worker.name to an existing ServiceAccount or serviceAccount.create=true (otherwise pod creation would be granted to the namespace's default ServiceAccount)." -}}
+{{- end -}}
+{{- if and $v.ray.auth.enabled (semverCompare "<2.52.0-0" $v.rayVersion) -}}
+{{- fail (printf "ray.auth.enabled needs Ray >= 2.52.0 (token authentication), but rayVersion is %s: use a newer Ray image (and rayVersion), or set ray.auth.enabled=false." $v.rayVersion) -}}
 {{- end -}}
 {{- end -}}
 
@@ -133,7 +187,8 @@ once from raycluster.yaml, which is always rendered.
 {{/*
 Environment shared by every Ray container (head, workers, judges): who and where the pod is, for
 the sandbox backend (the pod UID lets a worker make its sandbox pod's owner reference, so the
-sandbox is garbage-collected with the worker), and the object store's endpoint and region.
+sandbox is garbage-collected with the worker), the object store's endpoint and region, and Ray's
+token authentication.
 */}}
 {{- define "evalgrid.rayEnv" -}}
 - name: EVALGRID_K8S_NAMESPACE
@@ -155,6 +210,9 @@ sandbox is garbage-collected with the worker), and the object store's endpoint a
 {{- with .Values.objectStore.region }}
 - name: AWS_DEFAULT_REGION
   value: {{ . | quote }}
+{{- end }}
+{{- with (include "evalgrid.rayAuthEnv" .) }}
+{{ . }}
 {{- end }}
 {{- end -}}
 
@@ -178,8 +236,10 @@ Call with (list $ <group values>).
 {{/*
 The sandbox pod settings the workers use when they create sandbox pods, as one JSON object
 (EVALGRID_K8S_SANDBOX, read by cluster/k8s_sandbox.py's PodSandboxConfig, which forbids unknown
-keys). The role and instance labels win over sandbox.labels: the NetworkPolicy selects sandbox pods
-by them. app.kubernetes.io/name is left to the backend, which names its pods itself.
+keys). The role and instance labels win over sandbox.labels: the NetworkPolicies select sandbox
+pods by them. app.kubernetes.io/name is left to the backend, which names its pods itself. The
+namespace is always explicit (the release's when sandbox.namespace is empty), so that the workers
+never fall back to their own namespace by accident.
 */}}
 {{- define "evalgrid.sandboxConfig" -}}
 {{- $s := .Values.sandbox -}}
@@ -198,6 +258,10 @@ by them. app.kubernetes.io/name is left to the backend, which names its pods its
   "imagePullSecrets" $pullSecrets
   "labels" $labels
   "gatePort" (int $s.gatePort)
+  "egressProbeTargets" (default (list) $s.egressProbeTargets)
+  "requireEgressDenied" $s.requireEgressDenied
+  "namespace" (include "evalgrid.sandboxNamespace" .)
+  "serviceAccountName" (include "evalgrid.sandboxServiceAccountName" . | default nil)
 -}}
 {{- toJson $cfg -}}
 {{- end -}}
@@ -258,8 +322,9 @@ maxReplicas: {{ int $g.replicas }}
 
 {{/*
 A Ray pod template (head, browser worker or judge). Called with a dict:
-  root, group (the group's values), role (evalgrid.io/role), containerName, image (image values),
-  env (extra EnvVar YAML, the role's own), resources, ports.
+  root, group (the group's values), role (evalgrid.io/role), account ("head", "worker" or "judge":
+  whose ServiceAccount), token (whether the pod mounts its ServiceAccount token), containerName,
+  image (image values), env (extra EnvVar YAML, the role's own), resources, ports.
 The Ray container is the first and only container: KubeRay and the autoscaler read containers[0].
 */}}
 {{- define "evalgrid.podTemplate" -}}
@@ -275,7 +340,11 @@ metadata:
     {{- toYaml . | nindent 4 }}
   {{- end }}
 spec:
-  serviceAccountName: {{ include "evalgrid.serviceAccountName" $root }}
+  {{- with (include "evalgrid.serviceAccountName" (list $root .account)) }}
+  serviceAccountName: {{ . }}
+  {{- end }}
+  # Only a pod that calls the Kubernetes API gets a token: see serviceAccount in values.yaml.
+  automountServiceAccountToken: {{ .token }}
   {{- with $root.Values.podSecurityContext }}
   securityContext:
     {{- toYaml . | nindent 4 }}
@@ -335,5 +404,55 @@ spec:
     {{- include "evalgrid.rayVolumes" $root | nindent 4 }}
     {{- with $g.volumes }}
     {{- toYaml . | nindent 4 }}
+    {{- end }}
+{{- end -}}
+
+{{/* matchLabels of one kind of this release's pods, by evalgrid.io/role: (list $ "<role>"). */}}
+{{- define "evalgrid.roleSelector" -}}
+{{- $root := index . 0 -}}
+matchLabels:
+  app.kubernetes.io/instance: {{ $root.Release.Name }}
+  evalgrid.io/role: {{ index . 1 }}
+{{- end -}}
+
+{{/* A label selector for this release's Ray pods: the head, the browser workers and the judges. */}}
+{{- define "evalgrid.rayPodSelector" -}}
+matchLabels:
+  app.kubernetes.io/instance: {{ .Release.Name }}
+matchExpressions:
+  - key: evalgrid.io/role
+    operator: In
+    values: [head, worker, judge]
+{{- end -}}
+
+{{/* An egress rule to the cluster DNS only (networkPolicy.dns), UDP and TCP. */}}
+{{- define "evalgrid.dnsEgress" -}}
+{{- $dns := .Values.networkPolicy.dns -}}
+- to:
+    - namespaceSelector:
+        matchLabels:
+          kubernetes.io/metadata.name: {{ $dns.namespace }}
+      podSelector:
+        matchLabels:
+          {{- toYaml $dns.podLabels | nindent 10 }}
+  ports:
+    - protocol: UDP
+      port: {{ int $dns.port }}
+    - protocol: TCP
+      port: {{ int $dns.port }}
+{{- end -}}
+
+{{/* An egress rule to the Kubernetes API server (networkPolicy.apiServer). */}}
+{{- define "evalgrid.apiServerEgress" -}}
+{{- $api := .Values.networkPolicy.apiServer -}}
+- to:
+    {{- range $api.cidrs }}
+    - ipBlock:
+        cidr: {{ . }}
+    {{- end }}
+  ports:
+    {{- range $api.ports }}
+    - protocol: TCP
+      port: {{ int . }}
     {{- end }}
 {{- end -}}
