@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -27,6 +27,7 @@ from evaluator.errors import BudgetExhaustedError, InfrastructureError, ModelReq
 from evaluator.evidence import EvidenceWriter
 from evaluator.freeze import FreezeController
 from evaluator.hang import browser_answers, probe_hang
+from evaluator.injection import Finding, redact
 from evaluator.interaction import Interaction
 from evaluator.keys import COLLECTOR_VERSION
 from evaluator.models import (
@@ -119,7 +120,8 @@ async def collect_evidence(
         incomplete = IncompleteEvidence(failure=cause, phase=phase["name"], detail=detail[:2000], steps=len(trace),
                                         last_screenshot=last, probe=probe)
         return _finish(writer, artifact, agent, browser, host, evidence_key, timings, log, blocked, server_log,
-                       requests, build, started, video_time=lambda wall: None, incomplete=incomplete)
+                       requests, build, started, video_time=lambda wall: None, incomplete=incomplete,
+                       shown=interaction.injection if interaction is not None else ())
 
     if progress is not None:
         progress.commit_incomplete = commit_incomplete
@@ -238,8 +240,38 @@ async def collect_evidence(
             return None
         return round(recorder.video_time(wall), 3)
 
+    shown = interaction.injection if interaction is not None else []
     return _finish(writer, artifact, agent, browser, host, evidence_key, timings, log, blocked, server_log, requests,
-                   build, started, video_time=video_time)
+                   build, started, video_time=video_time, shown=shown)
+
+
+INJECTION_FINDINGS = "injection.json"
+"""The bundle's passages addressed to the evaluator: in what the agent was shown, the source, the first rendered
+DOM and the console. Present only when there are some; the run is then flagged ``prompt_injection``."""
+_SCANNED_CHARS = 2_000_000
+"""How much of each text is scanned (a megabyte-scale DOM is the page's own loss of detail, not a hiding place:
+the judge reads far less of it)."""
+
+
+def _injection_in(root: Path, log: PageLog) -> list[Finding]:
+    """Passages addressed to the evaluator in the bundle's texts, whichever judge reads them."""
+    texts = [(path.relative_to(root).as_posix(), path.read_text(encoding="utf-8", errors="replace"))
+             for path in sorted((root / "source").rglob("*")) if path.is_file() and path.suffix in _TEXT_SUFFIXES]
+    if (root / "static" / "dom.html").is_file():
+        texts.append(("static/dom.html", (root / "static" / "dom.html").read_text(encoding="utf-8", errors="replace")))
+    texts.append(("console.json", "\n".join(str(e["text"]) for e in log.entries)))
+    seen: set[str] = set()
+    findings = []
+    for source, text in texts:
+        for finding in redact(text[:_SCANNED_CHARS], source)[1]:
+            if finding.excerpt not in seen:
+                seen.add(finding.excerpt)
+                findings.append(finding)
+    return findings
+
+
+_TEXT_SUFFIXES = frozenset({".html", ".htm", ".js", ".jsx", ".ts", ".tsx", ".mjs", ".vue", ".svelte", ".css", ".json",
+                            ".md", ".txt", ".svg"})
 
 
 def _no_summary(why: str) -> AgentSummary:
@@ -298,9 +330,11 @@ def _finish(writer: EvidenceWriter, artifact: Artifact, agent: AgentConfig, brow
             evidence_key: str, timings: dict[str, float], log: PageLog, blocked: list[str], server_log: list[str],
             requests: list[dict[str, str]], build: BuildReport | None, started: float, *,
             video_time: Callable[[float], float | None], incomplete: IncompleteEvidence | None = None,
+            shown: Iterable[Finding] = (),
             ) -> EvidenceManifest:
-    """Write the console, network and server logs, then commit the bundle with its manifest
-    (``incomplete``: marked as cut short by the app).
+    """Write the console, network and server logs and the passages addressed to the evaluator (``shown``: those
+    in what the agent was shown), then commit the bundle with its manifest (``incomplete``: marked as cut short
+    by the app).
 
     ``blocked`` are the external requests the driver refused; ``requests`` the mirror's record of the
     ones that reached it: served from the mirror, missed (a CDN URL it has no file for) or refused.
@@ -313,6 +347,9 @@ def _finish(writer: EvidenceWriter, artifact: Artifact, agent: AgentConfig, brow
                                        "mirror": {"served": by_kind["served"], "missed": by_kind["miss"]},
                                        "failed": [e for e in log.entries if e["kind"] == "requestfailed"]})
     writer.write_text("server.log", "\n".join(server_log) + "\n")
+    findings = [*shown, *_injection_in(writer.root, log)]
+    if findings:
+        writer.write_json(INJECTION_FINDINGS, [{"source": f.source, "excerpt": f.excerpt} for f in findings])
     timings["total"] = time.monotonic() - started
     return writer.commit(
         evidence_key=evidence_key, artifact_key=artifact.key, agent=agent, timings=timings,

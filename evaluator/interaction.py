@@ -24,6 +24,7 @@ from evaluator.console import ConsoleClass, PageLog
 from evaluator.evidence import EvidenceWriter
 from evaluator.freeze import FreezeController
 from evaluator.humanlike import HumanInput
+from evaluator.injection import Finding, redact
 from evaluator.models import AgentConfig
 from evaluator.observation import (
     Action,
@@ -158,6 +159,8 @@ class Interaction:
         self._viewport = "desktop"
         self._typed: dict[str, str] = {}
         self.trace: list[StepRecord] = []
+        self.injection: list[Finding] = []
+        """Passages addressed to the evaluator in what the agent was shown (any policy): they flag the run."""
 
     async def run(self) -> InteractionOutcome:
         """Explore until the policy finishes (past the coverage gate) or the budget is spent."""
@@ -215,14 +218,25 @@ class Interaction:
                      if e.selector in self._salient and not self._was_exercised(e.selector)]
         path = self._writer.write_bytes(f"interaction/steps/{step:03d}.jpg", shot)
         text = await self._page.evaluate("document.body ? document.body.innerText.slice(0, 1500) : ''")
+        title = await self._page.title()
+        self._scan(step, [("page title", title), ("page text", text),
+                          *(("element label", e.label) for e in elements)])
         return Observation(
             step=step, steps_left=max(0, self._config.max_steps - step), url=self._page.url,
-            title=await self._page.title(), elements=elements, state=state, text_excerpt=text, screenshot=path,
+            title=title, elements=elements, state=state, text_excerpt=text, screenshot=path,
             last_action=last[0] if last else None, last_result=last[1] if last else None,
             coverage=Coverage(salient=len(self._salient), exercised=self._exercised_count(), remaining=remaining),
             notes=notes, viewport=self._viewport, image=base64.b64encode(shot).decode(),
             keyboard=await keyboard_driven(self._page),
         )
+
+    def _scan(self, step: int, texts: list[tuple[str, str]]) -> None:
+        seen = {finding.excerpt for finding in self.injection}
+        for source, text in texts:
+            for finding in redact(text, f"{source} at step {step}")[1]:
+                if finding.excerpt not in seen:
+                    seen.add(finding.excerpt)
+                    self.injection.append(finding)
 
     def _was_exercised(self, selector: str) -> bool:
         return selector in self._exercised or self._salient.get(selector) in self._exercised

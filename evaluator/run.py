@@ -15,7 +15,7 @@ from pathlib import Path
 from playwright.async_api import Browser
 
 from evaluator.chat import ModelAccess
-from evaluator.collect import collect_evidence
+from evaluator.collect import INJECTION_FINDINGS, collect_evidence
 from evaluator.context_pool import ContextPool
 from evaluator.errors import BuildUnavailableError, EncoderUnavailableError, JudgeOutputError, ModelRequestError
 from evaluator.evidence import EvidenceBundle, read_manifest, utc_now, write_json_atomic
@@ -24,6 +24,7 @@ from evaluator.failure_policy import policy_version, score_app_failure
 from evaluator.generate import generate, read_answer
 from evaluator.judges import create_judge
 from evaluator.keys import COLLECTOR_VERSION, content_key, sha256_bytes
+from evaluator.llm_judge import INJECTION_FLAG
 from evaluator.models import (
     AgentConfig,
     AppFailure,
@@ -209,6 +210,8 @@ async def execute_run(spec: RunSpec, *, browser: Browser, paths: StagePaths, att
         except ModelRequestError as exc:
             return outcome(OutcomeStatus.INFRA_ERROR, ReasonCode.MODEL_REQUEST_REFUSED, str(exc),
                            artifact_key=artifact_key, evidence_key=evidence_key)
+    if (bundle_dir / INJECTION_FINDINGS).is_file():
+        flags.append(INJECTION_FLAG)  # whichever judge scored it: the heuristic one reads no page text
     if manifest.incomplete is not None:
         cut = manifest.incomplete
         code = _FAILURE_CODES[cut.failure]

@@ -39,19 +39,12 @@ pytestmark = [pytest.mark.browser, pytest.mark.docker, pytest.mark.slow]
 
 HOSTILE = APPS / "hostile"
 TIMEOUT_S = 45.0
-# What each fixture may end as: the app's failure is a result (judged low, or a timeout for a hang),
-# never an infrastructure error.
-EXPECTED: dict[str, set[OutcomeStatus]] = {
-    "infinite-loop": {OutcomeStatus.TIMEOUT, OutcomeStatus.JUDGED},
-    "memory-bomb": {OutcomeStatus.JUDGED, OutcomeStatus.TIMEOUT},
-    "dialog-storm": {OutcomeStatus.JUDGED, OutcomeStatus.TIMEOUT},  # an endless dialog loop is a hang
-    "window-open-flood": {OutcomeStatus.JUDGED, OutcomeStatus.TIMEOUT},
-    "navigate-away": {OutcomeStatus.JUDGED},
-    "beforeunload-trap": {OutcomeStatus.JUDGED},
-    "tab-crash": {OutcomeStatus.JUDGED},
-    "huge-dom": {OutcomeStatus.JUDGED, OutcomeStatus.TIMEOUT},
-    "egress": {OutcomeStatus.JUDGED},
-}
+# What each fixture may end as: the app's failure is a result, never the machinery's. A page that hangs the run
+# is the app's hang (app_hang), including one that wedges the whole browser (the run is retried once after a
+# control page passed on a fresh sandbox, and hangs again); nothing ends as timeout or infra_error.
+EXPECTED: dict[str, set[OutcomeStatus]] = {name: {OutcomeStatus.JUDGED} for name in (
+    "infinite-loop", "memory-bomb", "dialog-storm", "window-open-flood", "navigate-away", "beforeunload-trap",
+    "tab-crash", "huge-dom", "egress")}
 
 
 class _Canary(socketserver.ThreadingTCPServer):
@@ -153,7 +146,7 @@ def test_hostile_apps_end_classified_and_leave_the_worker_clean(tmp_path: Path, 
     print("hostile outcomes:", report, "sandbox restarts:", restarts)
     for name, outcome, seconds in results:
         assert outcome.status in EXPECTED[name], (name, outcome.reason)
-        assert seconds < TIMEOUT_S + 60, (name, seconds)  # the limit, plus the sandbox's replacement
+        assert seconds < 2 * TIMEOUT_S + 60, (name, seconds)  # two attempts at most, and the sandboxes' replacements
         if outcome.status is OutcomeStatus.JUDGED:
             assert outcome.functional is not None and outcome.functional < 8.0, name
     for control in controls:
