@@ -613,10 +613,13 @@ def _cmd_rejudge(args: argparse.Namespace, console: Console) -> int:
                                          task, completed=done, total=total)))
     assert result.leaderboard is not None  # rejudge always builds one
     _stdout().print(leaderboard_table(result.leaderboard))
-    console.print(f"{result.judged} bundles judged by {result.judge_version}; {len(result.failed)} failed, "
+    console.print(f"{result.judged} bundles judged by {result.judge_version} ({len(result.fell_back)} by the fallback "
+                  f"judge after a refusal or an unusable answer); {len(result.failed)} failed, "
                   f"{result.deferred} left for a larger budget. Written to {result.out_dir}", highlight=False)
     for failure in result.failed[:5]:
         console.print(f"  failed: {escape(failure[:300])}", highlight=False)
+    for fallback in result.fell_back[:5]:
+        console.print(f"  fallback: {escape(fallback[:300])}", highlight=False)
     return 3 if result.deferred else 0
 
 

@@ -21,12 +21,12 @@ from cluster.reducer import open_run_directory
 from cluster.sweep import SweepSpec
 from evaluator.budget import Budget
 from evaluator.chat import Endpoint, ModelAccess, ResponseCache
-from evaluator.errors import BudgetExhaustedError, ConfigError, JudgeOutputError, ModelRequestError
+from evaluator.errors import BudgetExhaustedError, ConfigError, ModelRequestError
 from evaluator.evidence import read_manifest, utc_now, write_json_atomic
 from evaluator.judges import create_judge
 from evaluator.keys import sha256_bytes
 from evaluator.models import JudgeConfig, Outcome, OutcomeReason, OutcomeStatus, ReasonCode
-from evaluator.run import StagePaths, judge_stored_evidence
+from evaluator.run import StagePaths, evidence_flags, judge_or_fall_back
 
 
 @dataclass
@@ -40,7 +40,9 @@ class RejudgeResult:
     judged: int = 0
     """Bundles the new judge scored (or found scored before)."""
     failed: list[str] = field(default_factory=list)
-    """Runs the new judge could not score, with why."""
+    """Runs the new judge could not score, with why (its endpoint refused the request itself)."""
+    fell_back: list[str] = field(default_factory=list)
+    """Runs the new judge refused or answered unusably, scored by the fallback judge instead (flagged), with why."""
     deferred: int = 0
     """Runs left unjudged because the budget was reached."""
     leaderboard: Leaderboard | None = None
@@ -77,16 +79,18 @@ async def rejudge(run_dir: Path, judge: JudgeConfig, *, endpoints: dict[str, End
         assert outcome.evidence_key is not None  # filtered above
         async with slots:
             access = models.for_run()
+            bundle = paths.evidence(outcome.evidence_key)
             try:
                 # A bundle the app cut short (hang, crash) is scored by the failure policy, the new judge
-                # giving the aesthetic verdict on its Static Perception.
-                verdict = await judge_stored_evidence(judge, outcome.evidence_key, manifests[outcome.run_key],
-                                                      paths.evidence(outcome.evidence_key), paths, access)
-            except (JudgeOutputError, ModelRequestError) as exc:
+                # giving the aesthetic verdict on its Static Perception; a judge that refuses or answers
+                # unusably is replaced by the fallback judge (flagged), as in a sweep.
+                judged = await judge_or_fall_back(judge, outcome.evidence_key, manifests[outcome.run_key], bundle,
+                                                  paths, access)
+            except ModelRequestError as exc:
                 result.failed.append(f"{outcome.run_key}: {exc}")
                 return outcome.model_copy(update={
                     "status": OutcomeStatus.INFRA_ERROR, "functional": None, "aesthetic": None, "verdict_key": None,
-                    "reason": OutcomeReason(code=ReasonCode.JUDGE_OUTPUT_INVALID, detail=str(exc)[:2000])})
+                    "reason": OutcomeReason(code=ReasonCode.MODEL_REQUEST_REFUSED, detail=str(exc)[:2000])})
             except BudgetExhaustedError:
                 result.deferred += 1
                 return None
@@ -95,10 +99,16 @@ async def rejudge(run_dir: Path, judge: JudgeConfig, *, endpoints: dict[str, End
                 if on_progress:
                     on_progress(done, len(todo))
         result.judged += 1
-        return outcome.model_copy(update={
+        verdict = judged.verdict
+        if judged.fallback is not None:
+            result.fell_back.append(f"{outcome.run_key}: {judged.fallback[1]}")
+        update: dict[str, object] = {
             "functional": verdict.functional, "aesthetic": verdict.aesthetic, "verdict_key": verdict.verdict_key,
-            "judge_label": verdict.label, "flags": verdict.flags, "usage": access.meter.usage(), "panel": [],
-            "disagreement": {}, "finished_at": utc_now()})
+            "judge_label": verdict.label, "usage": access.meter.usage(), "panel": [], "disagreement": {},
+            "flags": sorted({*evidence_flags(bundle), *judged.flags, *verdict.flags}), "finished_at": utc_now()}
+        if judged.fallback is not None:
+            update["reason"] = OutcomeReason(code=judged.fallback[0], detail=judged.fallback[1][:2000])
+        return outcome.model_copy(update=update)
 
     rescored = {o.run_key: o for o in await asyncio.gather(*(one(o) for o in todo)) if o is not None}
     # Runs the sweep's judge could not judge keep their outcome; judged runs the new judge did not
@@ -112,7 +122,8 @@ async def rejudge(run_dir: Path, judge: JudgeConfig, *, endpoints: dict[str, End
     write_json_atomic(out / "leaderboard.json", board)
     (out / "leaderboard.md").write_text(leaderboard_markdown(board), encoding="utf-8")
     write_json_atomic(out / "judge.json", {"judge": judge.model_dump(mode="json"), "version": version,
-                                           "failed": result.failed, "deferred": result.deferred})
+                                           "failed": result.failed, "fell_back": result.fell_back,
+                                           "deferred": result.deferred})
     with (out / "outcomes.jsonl").open("w", encoding="utf-8") as handle:
         for outcome in result.outcomes:
             handle.write(outcome.model_dump_json() + "\n")

@@ -11,6 +11,7 @@ import shutil
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from playwright.async_api import Browser
 
@@ -190,34 +191,59 @@ async def execute_run(spec: RunSpec, *, browser: Browser, paths: StagePaths, att
                        artifact_key=artifact_key, evidence_key=evidence_key)
 
     verdicts: list[Verdict] = []
-    flags: list[str] = []
+    flags: list[str] = evidence_flags(bundle_dir)
     code, detail = ReasonCode.OK, ""
     for config in (spec.judge, *spec.panel):
         try:
-            verdicts.append(await judge_stored_evidence(config, evidence_key, manifest, bundle_dir, paths, access))
-        except JudgeOutputError as exc:
-            # A page can make a model judge refuse or ramble on purpose; that must not let it go unscored. The sweep's
-            # judge is replaced by the heuristic one on the same evidence (it reads no page text); a panel judge
-            # just leaves the panel. Either way the run is flagged.
-            flags.append(f"judge_{exc.code}")
-            if config is not spec.judge:
-                continue
-            code = ReasonCode.JUDGE_REFUSED if exc.code == "refused" else ReasonCode.JUDGE_OUTPUT_INVALID
-            detail = f"judge {config.name}: {exc}; scored by the {FALLBACK_JUDGE.name} judge on the same evidence"
-            flags.append("judge_fallback")
-            verdicts.append(await judge_stored_evidence(FALLBACK_JUDGE, evidence_key, manifest, bundle_dir, paths,
-                                                        access))
+            judged = await judge_or_fall_back(config, evidence_key, manifest, bundle_dir, paths, access)
         except ModelRequestError as exc:
             return outcome(OutcomeStatus.INFRA_ERROR, ReasonCode.MODEL_REQUEST_REFUSED, str(exc),
                            artifact_key=artifact_key, evidence_key=evidence_key)
-    if (bundle_dir / INJECTION_FINDINGS).is_file():
-        flags.append(INJECTION_FLAG)  # whichever judge scored it: the heuristic one reads no page text
+        flags += judged.flags
+        if judged.fallback is None:
+            verdicts.append(judged.verdict)
+        elif config is spec.judge:  # a panel judge that could not judge just leaves the panel
+            code, detail = judged.fallback
+            verdicts.append(judged.verdict)
     if manifest.incomplete is not None:
         cut = manifest.incomplete
         code = _FAILURE_CODES[cut.failure]
         detail = f"the app's {cut.failure.value} during {cut.phase}: {cut.detail}" + (f"\n{detail}" if detail else "")
     return outcome(OutcomeStatus.JUDGED, code, detail, artifact_key=artifact_key, evidence_key=evidence_key,
                    verdict=verdicts[0], panel=verdicts[1:], flags=tuple(flags))
+
+
+class Judged(NamedTuple):
+    """A judge's verdict on stored evidence, or the fallback judge's when the judge could not give one."""
+
+    verdict: Verdict
+    flags: list[str]
+    """``judge_refused`` / ``judge_invalid`` and ``judge_fallback`` when the fallback judged."""
+    fallback: tuple[ReasonCode, str] | None
+    """Why the fallback judged (reason code and detail), or ``None``."""
+
+
+async def judge_or_fall_back(config: JudgeConfig, evidence_key: str, manifest: EvidenceManifest, bundle_dir: Path,
+                             paths: StagePaths, models: ModelAccess) -> Judged:
+    """:func:`judge_stored_evidence`, and when the judge refuses or answers unusably, :data:`FALLBACK_JUDGE`'s verdict.
+
+    A page can make a model judge refuse or ramble on purpose; that must not let it go unscored (excluded as an
+    infrastructure error). The fallback reads measured evidence only, no page text. Raises
+    :class:`~evaluator.errors.ModelRequestError` (the endpoint refused the request itself: the machinery's).
+    """
+    try:
+        return Judged(await judge_stored_evidence(config, evidence_key, manifest, bundle_dir, paths, models), [], None)
+    except JudgeOutputError as exc:
+        code = ReasonCode.JUDGE_REFUSED if exc.code == "refused" else ReasonCode.JUDGE_OUTPUT_INVALID
+        verdict = await judge_stored_evidence(FALLBACK_JUDGE, evidence_key, manifest, bundle_dir, paths, models)
+        return Judged(verdict, [f"judge_{exc.code}", "judge_fallback"],
+                      (code, f"judge {config.name}: {exc}; scored by the {FALLBACK_JUDGE.name} judge on the same "
+                             "evidence"))
+
+
+def evidence_flags(bundle_dir: Path) -> list[str]:
+    """Flags the evidence itself raises, whichever judge scores it (the heuristic one reads no page text)."""
+    return [INJECTION_FLAG] if (bundle_dir / INJECTION_FINDINGS).is_file() else []
 
 
 async def judge_stored_evidence(config: JudgeConfig, evidence_key: str, manifest: EvidenceManifest,
