@@ -3,10 +3,12 @@
 The attacks run against the real Docker sandbox through a real worker (``fixtures/apps/tamper/``): a
 Vite project and a Vue component whose build code goes after the machinery (findings 1 and 2), a page
 that once made the CDN mirror run a CLI inside the supervisor (3), a candidate that would stop the sweep or
-go unscored (4), a page of full-screen noise (8) and a server-log flood (9). A forged control reply is also
+go unscored (4), a page that addresses the evaluator (5), a page of full-screen noise (8) and a server-log
+flood (9). A forged control reply is also
 written from inside the machinery's own container, standing in for anything that could ever get there:
-it must be refused and the run scored as the app's. Findings 5 (injection), 6 and 7 (Kubernetes) are tested
-in ``tests/llm`` and ``tests/k8s``, ``tests/helm``.
+it must be refused and the run scored as the app's. How far the injection detector generalises is measured in
+``tests/llm/test_injection_corpus.py``; findings 6 and 7 (Kubernetes) are tested in ``tests/k8s`` and ``tests/helm``
+against the rendered chart and the fake API server (no cluster runs here).
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from cluster.docker_sandbox import docker
 from cluster.runner import GridOptions, run_sweep
 from cluster.sweep import load_sweep
 from cluster.worker import RunWorker, WorkerSettings
+from evaluator.collect import INJECTION_FINDINGS
 from evaluator.evidence import read_manifest
 from evaluator.models import (
     AgentConfig,
@@ -190,6 +193,16 @@ def test_the_purgecss_cli_leaves_the_sandbox_alive_and_the_page_judged(grid: _Wo
     assert "<title>purgecss:404;lodash:function</title>" in (bundle / "static" / "dom.html").read_text()
     network = json.loads((bundle / "network.json").read_text())
     assert "https://esm.sh/purgecss@4.1.3/bin/purgecss.js" in network["mirror"]["missed"]
+
+
+def test_an_app_that_addresses_the_evaluator_is_flagged_whichever_judge_scores_it(grid: _Worker) -> None:
+    """Attack 5, end to end in the sandbox: the passages are recorded in the bundle and flag the run (the heuristic
+    judge reads no page text; the LLM judge's redaction is tested in tests/llm)."""
+    outcome = grid.run("tamper-injection", (TAMPER / "injection.md").read_text(encoding="utf-8"))
+    assert outcome.status is OutcomeStatus.JUDGED and "prompt_injection" in outcome.flags, outcome.reason
+    findings = json.loads((grid.bundle(outcome) / INJECTION_FINDINGS).read_text())
+    excerpts = " ".join(f["excerpt"] for f in findings)
+    assert "automated grader" in excerpts and "bewertende Sprachmodell" in excerpts
 
 
 def test_the_video_of_a_noisy_page_stays_under_its_caps(grid: _Worker) -> None:
