@@ -38,14 +38,13 @@ from cluster.inputs import InputsRef, fetch_inputs, resolve_inputs, upload_input
 from cluster.judge_pool import JudgeServerSpec, connected, endpoint_yaml, pool_health, start_pool, stop_pool
 from cluster.k8s_sandbox import collect_garbage as collect_pod_garbage
 from cluster.kube import current_namespace
-from cluster.leaderboard import build_leaderboard, leaderboard_markdown, leaderboard_table
+from cluster.leaderboard import build_leaderboard, leaderboard_table
 from cluster.ledger import Ledger
-from cluster.object_store import S3Store, StoreLocation, StoreSettings, is_store_url
+from cluster.object_store import StoreLocation, StoreSettings, is_store_url
 from cluster.reducer import RunDirectory, open_run_directory, reduce_run_dir, write_tables
 from cluster.reduction import Reduction, RunRow
 from cluster.rejudge import parse_judge, rejudge
 from cluster.report import write_report
-from cluster.run_store import RunStore
 from cluster.runner import GridOptions, Scheduler, SweepResult, run_sweep
 from cluster.show import run_panel
 from cluster.submit import (
@@ -62,10 +61,11 @@ from cluster.submit import (
 )
 from cluster.sweep import Sweep, SweepSpec, load_sweep
 from cluster.twins import Operator
+from evaluator.atomic import write_json_atomic
 from evaluator.budget import SpendingCap
 from evaluator.chat import POOL_NAME, Endpoint
 from evaluator.errors import ConfigError, EvalgridError
-from evaluator.evidence import write_json_atomic
+from evaluator.judges import judges
 from evaluator.models import (
     AgentConfig,
     Artifact,
@@ -77,12 +77,15 @@ from evaluator.models import (
     Verdict,
 )
 from evaluator.observation import Action, AgentSummary, Observation, StepRecord
+from evaluator.policies import policies
 
 SCHEMAS: dict[str, type[BaseModel]] = {
     "SweepSpec": SweepSpec, "QuerySet": QuerySet, "Query": Query, "Artifact": Artifact,
     "EvidenceManifest": EvidenceManifest, "Verdict": Verdict, "Outcome": Outcome,
     "Observation": Observation, "Action": Action, "StepRecord": StepRecord, "AgentSummary": AgentSummary,
 }
+
+PLUGIN_OPTIONS = "PluginOptions"
 
 _EPILOG = """examples:
   evalgrid run fixtures/sweeps/demo.yaml            run (or resume) the demo sweep into runs/demo
@@ -325,7 +328,9 @@ def _parser() -> argparse.ArgumentParser:
     doctor.set_defaults(handler=_cmd_doctor)
 
     schema = sub.add_parser("schema", help="print JSON schemas of evalgrid's records")
-    schema.add_argument("name", nargs="?", choices=sorted(SCHEMAS), help="one record type (default: all)")
+    schema.add_argument("name", nargs="?", choices=sorted([*SCHEMAS, PLUGIN_OPTIONS]),
+                        help=f"one record type, or {PLUGIN_OPTIONS} for each judge's and agent policy's options "
+                             "(default: all)")
     schema.set_defaults(handler=_cmd_schema)
     return parser
 
@@ -385,15 +390,8 @@ def _cmd_run(args: argparse.Namespace, console: Console) -> int:
     if result.torn_lines:
         console.print(f"note: {result.torn_lines} torn line(s) in results.jsonl were ignored (a crash mid-write); "
                       "those runs were redone")
-    board = build_leaderboard(sweep.spec.name, [c.id for c in sweep.spec.candidates], result.outcomes.values(),
-                              sample_reduce=sweep.spec.sample_reduce)
-    write_json_atomic(run_dir / "leaderboard.json", board)
-    (run_dir / "leaderboard.md").write_text(leaderboard_markdown(board), encoding="utf-8")
-    if store:
-        remote = RunStore(S3Store(store))
-        for name in ("results.jsonl", "leaderboard.json", "leaderboard.md", "deferred.json"):
-            remote.put_file(name, run_dir / name)
-    _stdout().print(leaderboard_table(board))
+    assert result.leaderboard is not None  # run_sweep writes it
+    _stdout().print(leaderboard_table(result.leaderboard))
     rate = result.executed / result.seconds if result.seconds else 0.0
     console.print(f"{result.executed} runs executed, {result.skipped} skipped, in {result.seconds:.1f} s "
                   f"({rate * 60:.1f} runs/min). Results: {where}/results.jsonl", highlight=False)
@@ -679,8 +677,8 @@ def _cmd_leaderboard(args: argparse.Namespace, console: Console) -> int:
 
 def _open(run_dir: Path, console: Console) -> RunDirectory:
     directory = open_run_directory(run_dir)
-    if not directory.replanned:
-        console.print("note: the sweep file cannot be re-read; showing every recorded outcome")
+    if directory.note:
+        console.print(f"note: {directory.note}")
     return directory
 
 
@@ -780,10 +778,18 @@ def _cmd_doctor(args: argparse.Namespace, console: Console) -> int:
 
 
 def _cmd_schema(args: argparse.Namespace, console: Console) -> int:
-    names = [args.name] if args.name else sorted(SCHEMAS)
-    schemas = {name: SCHEMAS[name].model_json_schema() for name in names}
+    names = [args.name] if args.name else sorted([*SCHEMAS, PLUGIN_OPTIONS])
+    schemas = {name: _plugin_options() if name == PLUGIN_OPTIONS else SCHEMAS[name].model_json_schema()
+               for name in names}
     print(json.dumps(schemas[args.name] if args.name else schemas, indent=2, ensure_ascii=False))
     return 0
+
+
+def _plugin_options() -> dict[str, object]:
+    return {"title": PLUGIN_OPTIONS,
+            "description": "The options each judge (judge.options) and agent policy (agent.options) accepts; "
+                           "any other option is an error when the sweep is loaded.",
+            "judges": judges.options_schemas(), "agent_policies": policies.options_schemas()}
 
 
 if __name__ == "__main__":

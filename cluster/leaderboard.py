@@ -16,19 +16,17 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable
-from statistics import fmean
-from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 from rich.markup import escape
 from rich.table import Table
 
+from cluster.scoring import SampleReduce, candidate_means, cell_score, run_scores
 from evaluator.models import ModelUsage, Outcome, OutcomeStatus, ReasonCode
 
 SCORING_NOTE = ("Means over judged runs, with non-assessable runs scored 0.0 and app hangs and crashes scored "
                 "functional 0.0; only the machinery's failures (infra errors, machinery timeouts) are excluded "
                 "and counted.")
-SampleReduce = Literal["mean", "best"]
 EXCLUSION_SPREAD_WARN = 0.05
 """Excluded-run rates that differ between candidates by more than this (5 percentage points) get a warning."""
 
@@ -124,20 +122,14 @@ def build_leaderboard(sweep_name: str, candidate_ids: Iterable[str], outcomes: I
     """Rank candidates by the mean of their functional and aesthetic means (over cells)."""
     by_candidate: dict[str, list[Outcome]] = {c: [] for c in candidate_ids}
     labels: set[str] = set()
-    usage: dict[tuple[str, str, str], ModelUsage] = {}
     for outcome in outcomes:
         by_candidate.setdefault(outcome.candidate_id, []).append(outcome)
         if outcome.judge_label:
             labels.add(outcome.judge_label)
-        for used in outcome.usage:
-            key = (used.role, used.endpoint, used.model)
-            usage[key] = _add(usage.get(key), used)
     rows = []
     for candidate, items in by_candidate.items():
-        scores = cell_scores([o for o in items if o.status in (OutcomeStatus.JUDGED, OutcomeStatus.NON_ASSESSABLE)],
-                             sample_reduce)
-        functional = [f for f, _ in scores]
-        aesthetic = [a for _, a in scores]
+        scores = cell_scores(items, sample_reduce)
+        means = candidate_means(scores) if scores else (None, None, None)
         count = {s: sum(o.status is s for o in items) for s in OutcomeStatus}
         spent = [u for o in items for u in o.usage]
         failed = {code: sum(o.status is OutcomeStatus.JUDGED and o.reason.code is code for o in items)
@@ -149,41 +141,39 @@ def build_leaderboard(sweep_name: str, candidate_ids: Iterable[str], outcomes: I
             crash=failed[ReasonCode.APP_CRASH],
             infra_error_rate=infra_error_rate(len(items), count[OutcomeStatus.INFRA_ERROR],
                                               count[OutcomeStatus.TIMEOUT]),
-            functional=round(fmean(functional), 3) if scores else None,
-            aesthetic=round(fmean(aesthetic), 3) if scores else None,
-            overall=round((fmean(functional) + fmean(aesthetic)) / 2, 3) if scores else None,
+            functional=means[0], aesthetic=means[1], overall=means[2],
             cost_usd=round(sum(u.cost_usd for u in spent), 6),
             tokens=sum(u.prompt_tokens + u.completion_tokens for u in spent),
         ))
     rows.sort(key=lambda r: (r.overall is None, -(r.overall or 0.0), r.candidate_id))
     ranked = [row.model_copy(update={"rank": i + 1}) for i, row in enumerate(rows)]
     return Leaderboard(sweep=sweep_name, judge_labels=sorted(labels), rows=ranked, sample_reduce=sample_reduce,
-                       usage=[usage[k] for k in sorted(usage)],
+                       usage=usage_totals(u for items in by_candidate.values() for o in items for u in o.usage),
                        exclusion_warning=exclusion_warning({r.candidate_id: r.infra_error_rate for r in ranked}))
 
 
 def cell_scores(outcomes: Iterable[Outcome], how: SampleReduce) -> list[tuple[float, float]]:
-    """(functional, aesthetic) per (candidate, query, variant) cell: its samples' mean, or its best sample."""
+    """(functional, aesthetic) per (candidate, query, variant) cell of the outcomes that count."""
     cells: dict[tuple[str, str, str | None], list[tuple[float, float]]] = defaultdict(list)
     for o in outcomes:
-        cells[(o.candidate_id, o.query_id, o.variant)].append((o.functional or 0.0, o.aesthetic or 0.0))
-    reduced = []
-    for samples in cells.values():
-        if how == "best":
-            reduced.append(max(samples, key=lambda fa: (fa[0] + fa[1], fa[0])))
-        else:
-            reduced.append((fmean(f for f, _ in samples), fmean(a for _, a in samples)))
-    return reduced
+        scores = run_scores(o.status, o.functional, o.aesthetic)
+        if scores is not None:
+            cells[(o.candidate_id, o.query_id, o.variant)].append(scores)
+    return [cell_score(samples, how) for samples in cells.values()]
 
 
-def _add(total: ModelUsage | None, more: ModelUsage) -> ModelUsage:
-    if total is None:
-        return more.model_copy()
-    return total.model_copy(update={
-        "calls": total.calls + more.calls, "cached_calls": total.cached_calls + more.cached_calls,
-        "prompt_tokens": total.prompt_tokens + more.prompt_tokens,
-        "completion_tokens": total.completion_tokens + more.completion_tokens,
-        "cost_usd": round(total.cost_usd + more.cost_usd, 8)})
+def usage_totals(usage: Iterable[ModelUsage]) -> list[ModelUsage]:
+    """Model calls, tokens and cost summed per (role, endpoint, model), in that order."""
+    totals: dict[tuple[str, str, str], ModelUsage] = {}
+    for u in usage:
+        key = (u.role, u.endpoint, u.model)
+        t = totals.get(key)
+        totals[key] = u.model_copy() if t is None else t.model_copy(update={
+            "calls": t.calls + u.calls, "cached_calls": t.cached_calls + u.cached_calls,
+            "prompt_tokens": t.prompt_tokens + u.prompt_tokens,
+            "completion_tokens": t.completion_tokens + u.completion_tokens,
+            "cost_usd": round(t.cost_usd + u.cost_usd, 8)})
+    return [totals[k] for k in sorted(totals)]
 
 
 def leaderboard_table(board: Leaderboard) -> Table:

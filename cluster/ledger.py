@@ -30,8 +30,8 @@ from pathlib import Path
 from types import TracebackType
 from typing import Final
 
+from evaluator.clock import utc_now
 from evaluator.errors import ConfigError
-from evaluator.evidence import utc_now
 from evaluator.models import Outcome, OutcomeStatus
 
 LEDGER_FILE: Final = "ledger.sqlite"

@@ -11,18 +11,21 @@ from __future__ import annotations
 import csv
 import json
 import os
+import warnings
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from itertools import combinations
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
+from pydantic import ValidationError
 
 from cluster import statistics as st
-from cluster.leaderboard import SampleReduce, exclusion_warning, infra_error_rate
+from cluster.leaderboard import exclusion_warning, infra_error_rate, usage_totals
 from cluster.reduction import (
     Accessibility,
     Agreement,
@@ -36,9 +39,10 @@ from cluster.reduction import (
     SliceCell,
 )
 from cluster.results import ResultsLog
-from cluster.sweep import Sweep, SweepSpec, load_sweep
+from cluster.scoring import SampleReduce, candidate_means, cell_score, rounded, run_scores
+from cluster.sweep import PLAN_FILE, RecordedPlan, SweepSpec, load_sweep
+from evaluator.atomic import write_json_atomic
 from evaluator.errors import ConfigError
-from evaluator.evidence import write_json_atomic
 from evaluator.models import ModelUsage, Outcome, OutcomeStatus, Query, ReasonCode
 
 SLICES = ("domain", "leaf", "difficulty", "language_group", "kind", "variant")
@@ -56,10 +60,10 @@ class RunDirectory:
     candidates: list[str]
     queries: dict[str, Query]
     outcomes: list[Outcome]
-    replanned: bool
-    """False when the sweep file could not be re-read; then every recorded outcome is used."""
     sample_reduce: SampleReduce = "mean"
     """The sweep's rule for several samples per cell."""
+    note: str | None = None
+    """How the run directory was read, when not from its recorded plan (an old run directory)."""
 
 
 @dataclass
@@ -73,10 +77,12 @@ class _VerdictFacts:
 
 
 def open_run_directory(run_dir: Path) -> RunDirectory:
-    """The sweep recorded in ``run_dir`` and the outcomes of the runs it plans now.
+    """The sweep recorded in ``run_dir`` and the outcomes of the runs of its recorded plan.
 
     The results log keeps outcomes of earlier configurations too (a changed judge or agent makes
-    new run keys); only the runs the sweep plans now are counted.
+    new run keys); only the runs of the plan the last invocation recorded are counted. A run
+    directory made before plans were recorded falls back to re-reading its sweep file, with a
+    warning (:attr:`RunDirectory.note`).
     """
     results, recorded = run_dir / "results.jsonl", run_dir / "sweep.json"
     if not results.exists() or not recorded.exists():
@@ -86,17 +92,37 @@ def open_run_directory(run_dir: Path) -> RunDirectory:
     saved = json.loads(recorded.read_text(encoding="utf-8"))
     spec = SweepSpec.model_validate(saved["spec"])
     candidates = [c.id for c in spec.candidates]
+    plan = _recorded_plan(run_dir, saved)
+    if plan is None:
+        return RunDirectory(spec.name, candidates, {}, list(outcomes.values()),
+                            sample_reduce=spec.sample_reduce,
+                            note="the run directory has no recorded plan and its sweep file cannot be re-read; "
+                                 "every recorded outcome is counted")
+    keys, queries, note = plan
+    return RunDirectory(spec.name, candidates, {q.id: q for q in queries},
+                        [outcomes[k] for k in keys if k in outcomes],
+                        sample_reduce=spec.sample_reduce, note=note)
+
+
+def _recorded_plan(run_dir: Path, saved: dict[str, Any]) -> tuple[list[str], list[Query], str | None] | None:
+    """(run keys, queries, a warning) of the recorded plan; else re-planned from the sweep file if it is
+    still readable (an old run directory); else None."""
+    path = run_dir / PLAN_FILE
+    if path.exists():
+        try:
+            plan = RecordedPlan.model_validate_json(path.read_bytes())
+        except ValidationError as exc:
+            raise ConfigError(f"{path} is not a plan evalgrid wrote ({exc.errors()[0]['msg']}); re-run the sweep "
+                              "into this run directory to record it again") from None
+        return plan.run_keys, plan.queries, None
     try:
-        sweep: Sweep | None = load_sweep(Path(saved["path"]))
+        sweep = load_sweep(Path(saved["path"]))
     except ConfigError:
-        sweep = None
-    if sweep is None:
-        return RunDirectory(spec.name, candidates, {}, list(outcomes.values()), replanned=False,
-                            sample_reduce=spec.sample_reduce)
-    keys = [run.run_key for run in sweep.plan()]
-    return RunDirectory(spec.name, candidates, {q.id: q for q in sweep.queries},
-                        [outcomes[k] for k in keys if k in outcomes], replanned=True,
-                        sample_reduce=spec.sample_reduce)
+        return None
+    warnings.warn(f"{run_dir} has no {PLAN_FILE} (made before plans were recorded): reduced with the plan of the "
+                  f"sweep file {sweep.path} as it is now", stacklevel=3)
+    return ([run.run_key for run in sweep.plan()], sweep.queries,
+            f"no recorded plan: reduced with the sweep file {sweep.path} as it is now")
 
 
 def reduce_run_dir(
@@ -154,9 +180,10 @@ def reduce_rows(
                 "aesthetic": [float(r.aesthetic or 0.0) for r in mine_scored],
             }
             values["overall"] = [(f + a) / 2 for f, a in zip(values["functional"], values["aesthetic"], strict=True)]
+            means = candidate_means(list(zip(values["functional"], values["aesthetic"], strict=True)))
             for i, dim in enumerate(("functional", "aesthetic", "overall")):
                 m = st.bootstrap_mean(values[dim], samples=samples, seed=seed + 7919 * offset + i)
-                intervals[dim] = Interval(mean=round(m.mean, 4), low=round(m.low, 4), high=round(m.high, 4), n=m.n)
+                intervals[dim] = Interval(mean=means[i], low=rounded(m.low), high=rounded(m.high), n=m.n)
         summaries.append(CandidateSummary(
             rank=0, candidate_id=name, runs=len(every), judged=count[OutcomeStatus.JUDGED],
             non_assessable=count[OutcomeStatus.NON_ASSESSABLE], infra_error=count[OutcomeStatus.INFRA_ERROR],
@@ -182,13 +209,13 @@ def reduce_rows(
         judges=_judge_stats(verdicts, {r.evidence_key for r in rows if r.evidence_key}),
         judge_agreement=_judge_agreement(verdicts, {r.evidence_key for r in rows if r.evidence_key}),
         human_agreement=_human_agreement(rows, verdicts, human_ratings), sample_reduce=sample_reduce,
-        usage=_usage_totals(usage),
+        usage=usage_totals(usage),
         exclusion_warning=exclusion_warning({s.candidate_id: s.infra_error_rate for s in summaries}),
     )
 
 
 def _cells(rows: Sequence[RunRow], how: SampleReduce) -> list[RunRow]:
-    """One row per (candidate, query, variant): the samples' mean, or the best sample."""
+    """One row per (candidate, query, variant), its scores the cell's (:func:`cluster.scoring.cell_score`)."""
     groups: dict[tuple[str, str, str | None], list[RunRow]] = defaultdict(list)
     for r in rows:
         groups[(r.candidate_id, r.query_id, r.variant)].append(r)
@@ -197,26 +224,12 @@ def _cells(rows: Sequence[RunRow], how: SampleReduce) -> list[RunRow]:
         scored = [r for r in group if r.functional is not None and r.aesthetic is not None]
         if len(group) == 1 or not scored:
             out.append(group[0])
-        elif how == "best":
-            out.append(max(scored, key=lambda r: (float(r.functional or 0) + float(r.aesthetic or 0),
-                                                  float(r.functional or 0))))
-        else:
-            out.append(scored[0].model_copy(update={
-                "functional": float(np.mean([float(r.functional or 0) for r in scored])),
-                "aesthetic": float(np.mean([float(r.aesthetic or 0) for r in scored]))}))
+            continue
+        samples = [(float(r.functional or 0.0), float(r.aesthetic or 0.0)) for r in scored]
+        functional, aesthetic = cell_score(samples, how)
+        best = next((r for r, s in zip(scored, samples, strict=True) if s == (functional, aesthetic)), scored[0])
+        out.append(best.model_copy(update={"functional": functional, "aesthetic": aesthetic}))
     return out
-
-
-def _usage_totals(usage: Sequence[ModelUsage]) -> list[ModelUsage]:
-    totals: dict[tuple[str, str, str], ModelUsage] = {}
-    for u in usage:
-        key = (u.role, u.endpoint, u.model)
-        t = totals.get(key)
-        totals[key] = u.model_copy() if t is None else t.model_copy(update={
-            "calls": t.calls + u.calls, "cached_calls": t.cached_calls + u.cached_calls,
-            "prompt_tokens": t.prompt_tokens + u.prompt_tokens, "completion_tokens": t.completion_tokens
-            + u.completion_tokens, "cost_usd": round(t.cost_usd + u.cost_usd, 8)})
-    return [totals[k] for k in sorted(totals)]
 
 
 def write_tables(out_dir: Path, rows: Sequence[RunRow], reduction: Reduction) -> list[Path]:
@@ -262,7 +275,7 @@ def _read_verdicts(directory: Path) -> dict[str, _VerdictFacts]:
 
 
 def _row(outcome: Outcome, query: Query | None, verdicts: dict[str, _VerdictFacts], run_dir: Path) -> RunRow:
-    scored = outcome.status in (OutcomeStatus.JUDGED, OutcomeStatus.NON_ASSESSABLE)
+    scores = run_scores(outcome.status, outcome.functional, outcome.aesthetic)
     verdict = verdicts.get(outcome.verdict_key or "")
     axe = _axe_counts(run_dir, outcome.evidence_key)
     return RunRow(
@@ -274,8 +287,7 @@ def _row(outcome: Outcome, query: Query | None, verdicts: dict[str, _VerdictFact
         kind=query.kind.value if query else "unknown", status=outcome.status.value,
         reason_code=outcome.reason.code.value, reason_detail=outcome.reason.detail[:500],
         judge=verdict.judge if verdict else None,
-        functional=(outcome.functional or 0.0) if scored else None,
-        aesthetic=(outcome.aesthetic or 0.0) if scored else None,
+        functional=scores[0] if scores else None, aesthetic=scores[1] if scores else None,
         evidence_key=outcome.evidence_key, verdict_key=outcome.verdict_key,
         axe_violations=axe[0] if axe else None, dom_elements=axe[1] if axe else None,
         variant=outcome.variant, sample=outcome.sample,

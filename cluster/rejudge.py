@@ -19,10 +19,12 @@ from cluster.judge_pool import resolve_pools_outside_ray
 from cluster.leaderboard import Leaderboard, build_leaderboard, leaderboard_markdown
 from cluster.reducer import open_run_directory
 from cluster.sweep import SweepSpec
+from evaluator.atomic import write_json_atomic
 from evaluator.budget import Budget
 from evaluator.chat import Endpoint, ModelAccess, ResponseCache
+from evaluator.clock import utc_now
 from evaluator.errors import BudgetExhaustedError, ConfigError, ModelRequestError
-from evaluator.evidence import read_manifest, utc_now, write_json_atomic
+from evaluator.evidence import read_manifest
 from evaluator.judges import create_judge
 from evaluator.keys import sha256_bytes
 from evaluator.models import JudgeConfig, Outcome, OutcomeReason, OutcomeStatus, ReasonCode

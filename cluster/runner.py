@@ -22,15 +22,16 @@ from cluster.container_sandbox import SandboxLimits
 from cluster.docker_sandbox import collect_garbage
 from cluster.grid import RayOptions, RayScheduler
 from cluster.inputs import InputsRef
+from cluster.leaderboard import Leaderboard, build_leaderboard, leaderboard_markdown
 from cluster.ledger import Ledger
 from cluster.object_store import S3Store, StoreSettings
 from cluster.results import ResultsLog
 from cluster.run_store import RunStore
-from cluster.sweep import Sweep
+from cluster.sweep import PLAN_FILE, RecordedPlan, Sweep
 from cluster.worker import RunWorker, WorkerHealth, WorkerSettings
+from evaluator.atomic import write_json_atomic
 from evaluator.budget import SpendingCap
 from evaluator.errors import ConfigError, InfrastructureError
-from evaluator.evidence import write_json_atomic
 from evaluator.models import Outcome, OutcomeStatus, RunSpec
 
 
@@ -70,6 +71,8 @@ class SweepResult:
     """Runs left unrecorded because the budget was reached (listed in ``deferred.json``)."""
     spent_usd: float | None = None
     """The sweep's model spending so far (earlier invocations included), when it has a budget."""
+    leaderboard: Leaderboard | None = None
+    """The leaderboard of every outcome so far, also written to ``leaderboard.json`` and ``leaderboard.md``."""
 
 
 class Scheduler(Protocol):
@@ -192,14 +195,15 @@ async def run_sweep(
         redone = {flight.run_key for flight in ledger.in_flight()}
         finished = ledger.finished_keys()
         outcomes: dict[str, Outcome] = {}
-        total = 0
+        planned: list[str] = []
         for spec in sweep.plan():
-            total += 1
+            planned.append(spec.run_key)
             if spec.run_key in finished:
                 found = ledger.outcome(spec.run_key)
                 if found is not None:
                     outcomes[spec.run_key] = found
-        skipped = len(outcomes)
+        total, skipped = len(planned), len(outcomes)
+        await _record_plan(sweep, planned, run_dir, remote)
         cap: SpendingCap | None = None
         if sweep.spec.budget_usd is not None:
             # What recorded runs cost counts against the cap: raising it is what lets a re-run go on.
@@ -274,10 +278,25 @@ async def run_sweep(
             "budget_usd": sweep.spec.budget_usd, "spent_usd": round(cap.spent_usd, 6) if cap else None,
             "runs": [{"run_key": o.run_key, "candidate_id": o.candidate_id, "query_id": o.query_id,
                       "detail": o.reason.detail[:300]} for o in deferred]})
+    board = build_leaderboard(sweep.spec.name, [c.id for c in sweep.spec.candidates], outcomes.values(),
+                              sample_reduce=sweep.spec.sample_reduce)
+    write_json_atomic(run_dir / "leaderboard.json", board)
+    (run_dir / "leaderboard.md").write_text(leaderboard_markdown(board), encoding="utf-8")
+    if remote:
+        for name in ("results.jsonl", "leaderboard.json", "leaderboard.md", "deferred.json"):
+            await asyncio.to_thread(remote.put_file, name, run_dir / name)
     return SweepResult(outcomes=outcomes, skipped=skipped, executed=executed, seconds=time.monotonic() - started,
                        torn_lines=log.torn_lines, redone=len(redone & outcomes.keys()), refused_duplicates=refused,
                        removed_containers=removed, deferred=[o.run_key for o in deferred],
-                       spent_usd=cap.spent_usd if cap else None)
+                       spent_usd=cap.spent_usd if cap else None, leaderboard=board)
+
+
+async def _record_plan(sweep: Sweep, planned: list[str], run_dir: Path, remote: RunStore | None) -> None:
+    """The plan this invocation runs, which reduction reads (never the sweep file, which may change)."""
+    plan = RecordedPlan(run_keys=planned, queries=sweep.queries)
+    write_json_atomic(run_dir / PLAN_FILE, plan)
+    if remote:
+        await asyncio.to_thread(remote.put_file, PLAN_FILE, run_dir / PLAN_FILE)
 
 
 def _stage_location(stage: str, key: str) -> str:

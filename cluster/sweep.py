@@ -13,9 +13,11 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from evaluator.chat import Endpoint
 from evaluator.errors import ConfigError
 from evaluator.generate import VARIANTS
-from evaluator.judges import create_judge
+from evaluator.judges import create_judge, judges
+from evaluator.keys import run_key
 from evaluator.models import AgentConfig, Candidate, JudgeConfig, Query, QuerySet, RunSpec
-from evaluator.run import run_key
+from evaluator.policies import policies
+from evaluator.registry import Registry
 
 
 class SandboxSpec(BaseModel):
@@ -123,6 +125,24 @@ class SweepSpec(BaseModel):
         return list(self.judges) if self.judges else [self.judge]
 
 
+PLAN_FILE = "plan.json"
+"""Where a run directory records its current plan."""
+
+
+class RecordedPlan(BaseModel):
+    """The runs a sweep invocation planned, and their queries, as recorded in its run directory.
+
+    Reduction reads this, never the sweep file again: an edited or deleted sweep file cannot change
+    how a finished run directory reduces. Each invocation records its own plan (a changed sweep makes
+    new run keys, and the outcomes of the old ones stay in the log, uncounted).
+    """
+
+    model_config = ConfigDict(extra="forbid")
+    version: Literal[1] = 1
+    run_keys: list[str]
+    queries: list[Query]
+
+
 @dataclass(frozen=True)
 class Sweep:
     """A loaded sweep: the spec, where it lives, and its queries."""
@@ -207,6 +227,18 @@ def _explain(exc: ValidationError, path: Path) -> ConfigError:
     return ConfigError(f"{path} is not a valid file:\n" + "\n".join(lines))
 
 
+def _check_plugins(spec: SweepSpec, path: Path) -> None:
+    """Judges and the agent policy exist and their options fit, before any worker starts."""
+    checks: list[tuple[str, Registry[Any], str, dict[str, str | int | float | bool]]] = [
+        (f"judges[{i}]", judges, j.name, j.options) for i, j in enumerate(spec.judge_panel)]
+    checks.append(("agent", policies, spec.agent.policy, spec.agent.options))
+    for where, registry, name, options in checks:
+        try:
+            registry.check(name, options)
+        except ConfigError as exc:
+            raise ConfigError(f"{path}: {where}: {exc}") from None
+
+
 def load_sweep(path: Path) -> Sweep:
     """Read and validate a sweep file and its query file."""
     path = path.resolve()
@@ -217,6 +249,7 @@ def load_sweep(path: Path) -> Sweep:
         spec = SweepSpec.model_validate(data)
     except ValidationError as exc:
         raise _explain(exc, path) from exc
+    _check_plugins(spec, path)
     query_path = (path.parent / spec.queries).resolve()
     raw = _read_yaml(query_path, "query file")
     try:

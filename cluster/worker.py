@@ -44,6 +44,7 @@ from cluster.run_store import RunStore
 from evaluator.browser import launch_browser
 from evaluator.budget import Budget
 from evaluator.chat import Endpoint, ModelAccess, ResponseCache
+from evaluator.clock import utc_now
 from evaluator.context_pool import ContextPool
 from evaluator.control import ControlCheck, run_control_page
 from evaluator.errors import (
@@ -60,7 +61,6 @@ from evaluator.errors import (
     TamperError,
     WorkerStartError,
 )
-from evaluator.evidence import utc_now
 from evaluator.hang import probe_hang
 from evaluator.models import AppFailure, HangProbe, Outcome, OutcomeReason, OutcomeStatus, ReasonCode, RunSpec
 from evaluator.progress import RunProgress

@@ -34,9 +34,9 @@ from typing import Any
 import httpx
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from evaluator.atomic import write_json_atomic
 from evaluator.budget import Budget
 from evaluator.errors import BudgetExhaustedError, ConfigError, ModelRequestError, ModelUnavailableError
-from evaluator.evidence import write_json_atomic
 from evaluator.models import ModelUsage
 
 _RETRY_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504, 520, 522, 524, 529})
@@ -110,6 +110,20 @@ class Endpoint(BaseModel):
     def cost(self, prompt_tokens: int, completion_tokens: int) -> float:
         """US dollars for a call of that size."""
         return (prompt_tokens * self.input_usd_per_mtok + completion_tokens * self.output_usd_per_mtok) / 1e6
+
+
+class ModelOptions(BaseModel):
+    """The options every model-driven plugin (the ``llm`` judge, the ``llm`` agent policy) shares."""
+
+    model_config = ConfigDict(extra="forbid")
+    endpoint: str
+    """A name under the sweep's ``endpoints:``."""
+    model: str
+    temperature: float = Field(0.0, ge=0.0)
+    structured: bool = True
+    """Ask the endpoint for JSON-schema-constrained output."""
+    images: bool = True
+    """Show the model images (screenshots, keyframes), not only text."""
 
 
 class ChatRequest(BaseModel):

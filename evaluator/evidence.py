@@ -9,14 +9,12 @@ scored by the failure policy (:mod:`evaluator.failure_policy`), never judged as 
 
 from __future__ import annotations
 
-import datetime as dt
 import json
-import os
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel
-
+from evaluator.atomic import write_json_atomic
+from evaluator.clock import utc_now
 from evaluator.errors import EvidenceError
 from evaluator.keys import sha256_bytes
 from evaluator.models import (
@@ -35,23 +33,6 @@ INCOMPLETE = "INCOMPLETE"
 BUNDLE_LIMIT_BYTES = 256 * 1024 * 1024
 """The most a committed bundle may hold: the largest files go first (each a cap note) until it fits. The
 collector's own caps keep a bundle far below it; this is the backstop whatever an app finds to inflate."""
-
-
-def utc_now() -> str:
-    """Current UTC time, ISO 8601."""
-    return dt.datetime.now(dt.UTC).isoformat(timespec="milliseconds")
-
-
-def write_json_atomic(path: Path, data: object, *, indent: int | None = 2) -> None:
-    """Write JSON (models included) to ``path`` so readers see the old file or the new, never half.
-
-    ``indent=None`` writes compact JSON with the C encoder: for large tables, where indenting falls back
-    to the pure-Python encoder and costs seconds per 100,000 records.
-    """
-    payload = data.model_dump(mode="json") if isinstance(data, BaseModel) else data
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(json.dumps(payload, indent=indent, ensure_ascii=False), encoding="utf-8")
-    os.replace(tmp, path)
 
 
 class EvidenceWriter:

@@ -16,9 +16,9 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 
+from evaluator.atomic import write_json_atomic
 from evaluator.chat import ChatRequest, ModelAccess
 from evaluator.errors import ConfigError
-from evaluator.evidence import write_json_atomic
 from evaluator.keys import content_key
 from evaluator.models import Candidate, Query
 

@@ -16,6 +16,7 @@ from importlib import resources
 from typing import Any
 
 import yaml
+from pydantic import BaseModel, ConfigDict
 
 from evaluator.chat import ModelAccess
 from evaluator.design import Quality, measure_qualities
@@ -109,7 +110,15 @@ class HeuristicJudge:
         return _score(bundle, self._table, verdict_key, self._version)
 
 
-judges.register("heuristic")(HeuristicJudge)
+class HeuristicOptions(BaseModel):
+    """Options of the heuristic judge."""
+
+    model_config = ConfigDict(extra="forbid")
+    rubric: str = DEFAULT_RUBRIC
+    """The deduction table, a file under ``evaluator/rubrics/`` (``heuristic-v1`` .. ``heuristic-v3``)."""
+
+
+judges.register("heuristic", options=HeuristicOptions)(HeuristicJudge)
 
 
 def _score(bundle: EvidenceBundle, rubric: dict[str, Any], verdict_key: str, version: str) -> Verdict:

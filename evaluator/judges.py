@@ -27,10 +27,11 @@ class Judge(Protocol):
         ...
 
 
-judges: Registry[Judge] = Registry("judge")
+judges: Registry[Judge] = Registry("judge", builtins=("evaluator.heuristic", "evaluator.llm_judge"))
 """Registry of judges; ``judges.create(name, **options)`` builds one."""
 
 
 def create_judge(config: JudgeConfig) -> Judge:
-    """Build the judge a :class:`JudgeConfig` names, with its options."""
+    """Build the judge a :class:`JudgeConfig` names, with its options (a wrong one is a ConfigError)."""
+    judges.check(config.name, config.options)
     return judges.create(config.name, **config.options)

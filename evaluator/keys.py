@@ -29,3 +29,15 @@ def content_key(kind: str, *parts: Any) -> str:
 def sha256_bytes(data: bytes) -> str:
     """Hex sha256 of ``data``."""
     return hashlib.sha256(data).hexdigest()
+
+
+def run_key(candidate: object, query: object, agent: object, judge: object, judge_version: str, *,
+            panel: tuple[tuple[object, str], ...] = (), variant: str | None = None, sample: int = 0) -> str:
+    """The content key of a run; the axes a sweep may add (panel, variant, sample) enter it only when used,
+    so plain sweeps keep their keys."""
+    extra: list[object] = []
+    if panel:
+        extra.append({"panel": [[judge_doc, version] for judge_doc, version in panel]})
+    if variant is not None or sample:
+        extra.append({"variant": variant, "sample": sample})
+    return content_key("run", candidate, query, agent, judge, judge_version, COLLECTOR_VERSION, *extra)

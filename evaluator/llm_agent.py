@@ -23,7 +23,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from evaluator.chat import ChatClient, ChatRequest, ChatResult, ModelAccess
+from evaluator.chat import ChatClient, ChatRequest, ChatResult, ModelAccess, ModelOptions
 from evaluator.errors import ConfigError
 from evaluator.injection import fence, redact
 from evaluator.models import AgentConfig, Query
@@ -86,21 +86,25 @@ def decision_schema() -> dict[str, Any]:
     }
 
 
-@policies.register("llm")
+class LLMAgentOptions(ModelOptions):
+    """Options of the ``llm`` agent policy (``agent.options``)."""
+
+    max_tokens: int = Field(1200, gt=0)
+    history: int = Field(12, ge=0)
+    """Earlier steps kept in the prompt."""
+
+
+@policies.register("llm", options=LLMAgentOptions)
 def llm_agent(*, config: AgentConfig, models: ModelAccess | None = None, query: Query | None = None) -> Policy:
-    """An agent policy driven by a chat model; ``config.options``: ``endpoint``, ``model``, and optionally
-    ``temperature`` (0), ``max_tokens`` (1200), ``images`` (true), ``history`` (12), ``structured`` (true)."""
-    options = dict(config.options)
+    """An agent policy driven by a chat model, configured by :class:`LLMAgentOptions`."""
+    policies.check("llm", config.options)
+    options = LLMAgentOptions.model_validate(config.options)
     if models is None:
         raise ConfigError("the llm agent needs model endpoints: run it from a sweep with `endpoints:`")
-    if "endpoint" not in options or "model" not in options:
-        raise ConfigError("the llm agent needs agent.options.endpoint and agent.options.model")
-    client = models.client(str(options["endpoint"]), role="agent")
-    return _LLMAgent(client, brief=query.brief if query else "", model=str(options["model"]),
-                     max_steps=config.max_steps, temperature=float(options.get("temperature", 0.0)),
-                     max_tokens=int(options.get("max_tokens", 1200)), images=bool(options.get("images", True)),
-                     history=int(options.get("history", 12)), structured=bool(options.get("structured", True)),
-                     seed=config.seed)
+    client = models.client(options.endpoint, role="agent")
+    return _LLMAgent(client, brief=query.brief if query else "", model=options.model, max_steps=config.max_steps,
+                     temperature=options.temperature, max_tokens=options.max_tokens, images=options.images,
+                     history=options.history, structured=options.structured, seed=config.seed)
 
 
 class _LLMAgent:

@@ -30,7 +30,7 @@ from typing import Any, Literal, TypeVar
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from evaluator.chat import ChatClient, ChatRequest, ChatResult, ModelAccess
+from evaluator.chat import ChatClient, ChatRequest, ChatResult, ModelAccess, ModelOptions
 from evaluator.errors import ConfigError, JudgeOutputError
 from evaluator.evidence import EvidenceBundle
 from evaluator.injection import Finding, fence, redact
@@ -255,7 +255,17 @@ class LLMJudge:
                                           f"after the repair request: {second}")
 
 
-judges.register("llm")(LLMJudge)
+class LLMJudgeOptions(ModelOptions):
+    """Options of the ``llm`` judge (``LLMJudge``'s keyword arguments)."""
+
+    max_tokens: int = Field(3000, gt=0)
+    keyframes: int = Field(8, ge=0, le=32)
+    """Video stills shown to the judge."""
+    source_chars: int = Field(60_000, ge=0)
+    seed: int = 0
+
+
+judges.register("llm", options=LLMJudgeOptions)(LLMJudge)
 
 
 def _parse(result: ChatResult, parse: type[_AnswerT], evidence: _Evidence) -> tuple[_AnswerT | None, str]:

@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from typing import Protocol
 from urllib.parse import urlsplit
 
+from pydantic import BaseModel, ConfigDict
+
 from evaluator.chat import ModelAccess
 from evaluator.models import AgentConfig, Query
 from evaluator.observation import KEY_PROBE_REASON, Action, ActionKind, ElementInfo, Observation, ResultStatus
@@ -26,7 +28,7 @@ class Policy(Protocol):
         ...
 
 
-policies: Registry[Policy] = Registry("agent policy")
+policies: Registry[Policy] = Registry("agent policy", builtins=("evaluator.llm_agent",))
 """Registry of agent policies; ``policies.create(name, config=..., models=..., query=...)`` builds one for a run."""
 
 _STAGNATION_LIMIT = 3
@@ -96,7 +98,13 @@ class _Memory:
     """Shapes already tried again: a control that keeps failing is not tried over and over."""
 
 
-@policies.register("explorer")
+class ExplorerOptions(BaseModel):
+    """The explorer takes no options: everything it does is in :class:`~evaluator.models.AgentConfig`."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+@policies.register("explorer", options=ExplorerOptions)
 def explorer(*, config: AgentConfig, models: ModelAccess | None = None, query: Query | None = None) -> Policy:
     """Deterministic explorer: every salient control, in document order, inputs before their buttons.
 

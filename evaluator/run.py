@@ -15,16 +15,18 @@ from typing import NamedTuple
 
 from playwright.async_api import Browser
 
+from evaluator.atomic import write_json_atomic
 from evaluator.chat import ModelAccess
+from evaluator.clock import utc_now
 from evaluator.collect import INJECTION_FINDINGS, collect_evidence
 from evaluator.context_pool import ContextPool
 from evaluator.errors import BuildUnavailableError, EncoderUnavailableError, JudgeOutputError, ModelRequestError
-from evaluator.evidence import EvidenceBundle, read_manifest, utc_now, write_json_atomic
+from evaluator.evidence import EvidenceBundle, read_manifest
 from evaluator.extract import NotAssessable, extract_app
 from evaluator.failure_policy import policy_version, score_app_failure
 from evaluator.generate import generate, read_answer
 from evaluator.judges import create_judge
-from evaluator.keys import COLLECTOR_VERSION, content_key, sha256_bytes
+from evaluator.keys import COLLECTOR_VERSION, content_key, run_key, sha256_bytes
 from evaluator.llm_judge import INJECTION_FLAG
 from evaluator.models import (
     AgentConfig,
@@ -68,18 +70,6 @@ class StagePaths:
     def verdict(self, key: str) -> Path:
         """The verdict record."""
         return self.root / "verdicts" / f"{key}.json"
-
-
-def run_key(candidate: object, query: object, agent: object, judge: object, judge_version: str, *,
-            panel: tuple[tuple[object, str], ...] = (), variant: str | None = None, sample: int = 0) -> str:
-    """The content key of a run; the axes a sweep may add (panel, variant, sample) enter it only when used,
-    so plain sweeps keep their keys."""
-    extra: list[object] = []
-    if panel:
-        extra.append({"panel": [[judge_doc, version] for judge_doc, version in panel]})
-    if variant is not None or sample:
-        extra.append({"variant": variant, "sample": sample})
-    return content_key("run", candidate, query, agent, judge, judge_version, COLLECTOR_VERSION, *extra)
 
 
 def make_run_spec(

@@ -4,6 +4,9 @@ The run directory is real: a sweep file, a query file, results.jsonl and one ver
 as `evalgrid run` writes them. Side by side, the baseline is the I/O floor: reading and parsing
 the same results log and verdict files and nothing else. Both run in fresh subprocesses so their
 peak memory is measured apart. Reported: seconds, peak RSS, and reducer / floor.
+
+``--smoke`` (run by ``make test``) reduces 3 × 40 runs and checks the row count and each candidate's
+means against a reference computed from the raw files alone, without the targets.
 """
 
 from __future__ import annotations
@@ -19,15 +22,16 @@ from pathlib import Path
 
 import yaml
 
-from cluster.sweep import load_sweep
+from cluster.sweep import PLAN_FILE, RecordedPlan, load_sweep
 from evaluator.models import Outcome, OutcomeReason, OutcomeStatus, ReasonCode
 
 CATEGORIES = ["dead_control", "error_on_action", "mobile_overflow", "low_contrast", "console_error", "broken_image"]
 DOMAINS = ["games", "finance", "education", "tools", "media", "landing", "shop", "viz", "life", "prod", "port"]
 
 
-def build(root: Path, candidates: int, queries: int, seed: int = 0) -> None:
-    """A run directory with ``candidates × queries`` outcomes and their verdict files."""
+def build(root: Path, candidates: int, queries: int, seed: int = 0, *, plan: bool = True) -> None:
+    """A run directory with ``candidates × queries`` outcomes and their verdict files (and, unless ``plan`` is
+    false, as in run directories made before plans were recorded, its recorded plan)."""
     rng = random.Random(seed)
     (root / "answers").mkdir(parents=True)
     query_docs = [{"id": f"q{i:05d}", "brief": f"Synthetic brief {i}", "domain": DOMAINS[i % len(DOMAINS)],
@@ -43,6 +47,9 @@ def build(root: Path, candidates: int, queries: int, seed: int = 0) -> None:
     sweep = load_sweep(root / "sweep.yaml")
     (run_dir / "sweep.json").write_text(json.dumps({"path": str(root / "sweep.yaml"),
                                                     "spec": sweep.spec.model_dump(mode="json")}))
+    if plan:
+        (run_dir / PLAN_FILE).write_text(RecordedPlan(run_keys=[r.run_key for r in sweep.plan()],
+                                                      queries=sweep.queries).model_dump_json())
     with (run_dir / "results.jsonl").open("w", encoding="utf-8") as log:
         for i, spec in enumerate(sweep.plan()):
             skill = int(spec.candidate.id.split("-")[1]) / candidates
@@ -102,7 +109,35 @@ def _measure(code: str, run_dir: Path) -> tuple[float, float, int]:
     return float(out[0]), int(out[1]) / 1024, int(out[2])
 
 
-def main(candidates: int, queries: int) -> bool:
+def _reference(run_dir: Path) -> dict[str, tuple[float, float]]:
+    """Each candidate's (functional, aesthetic) mean straight from results.jsonl, by the documented rule
+    (judged and non-assessable runs count, a missing score is 0), with no evalgrid code."""
+    sums: dict[str, list[float]] = {}
+    for line in (run_dir / "results.jsonl").read_text().splitlines():
+        o = json.loads(line)
+        if o["status"] in ("judged", "non_assessable"):
+            total = sums.setdefault(o["candidate_id"], [0.0, 0.0, 0.0])
+            total[0] += o.get("functional") or 0.0
+            total[1] += o.get("aesthetic") or 0.0
+            total[2] += 1
+    return {c: (f / n, a / n) for c, (f, a, n) in sums.items()}
+
+
+def _check(run_dir: Path, rows: int, expected_rows: int) -> None:
+    from cluster.reducer import reduce_run_dir
+
+    if rows != expected_rows:
+        raise SystemExit(f"the reducer made {rows} rows of {expected_rows} runs")
+    reduction, _ = reduce_run_dir(run_dir, samples=100)
+    for candidate, (functional, aesthetic) in _reference(run_dir).items():
+        got = next(c for c in reduction.candidates if c.candidate_id == candidate)
+        if got.functional is None or got.aesthetic is None or \
+                max(abs(got.functional.mean - functional), abs(got.aesthetic.mean - aesthetic)) > 1e-3:
+            raise SystemExit(f"{candidate}: reduced to {got.functional}, {got.aesthetic}; the raw files give "
+                             f"{functional:.4f}, {aesthetic:.4f}")
+
+
+def main(candidates: int, queries: int, *, smoke: bool = False) -> bool:
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         started = time.perf_counter()
@@ -110,10 +145,14 @@ def main(candidates: int, queries: int) -> bool:
         print(f"built {candidates * queries} runs in {time.perf_counter() - started:.1f} s")
         floor_s, floor_mb, _ = _measure(_FLOOR, root / "run")
         reduce_s, reduce_mb, rows = _measure(_REDUCE, root / "run")
+        _check(root / "run", rows, candidates * queries)
     print(f"\nReducer over {rows} runs ({candidates} candidates × {queries} queries):")
     print(f"  I/O floor (read + parse every file): {floor_s:6.2f} s, peak {floor_mb:7.0f} MiB")
     print(f"  evalgrid reduce + exports:           {reduce_s:6.2f} s, peak {reduce_mb:7.0f} MiB")
     print(f"  ratio reduce / floor = {reduce_s / floor_s:.2f}")
+    print("  rows and each candidate's means agree with the raw files")
+    if smoke:
+        return True
     ok = reduce_s <= 30 and reduce_mb <= 2048
     print(f"  targets: ≤ 30 s and ≤ 2048 MiB: {'OK' if ok else 'MISSED'}")
     return ok
@@ -123,5 +162,6 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--candidates", type=int, default=20)
     parser.add_argument("--queries", type=int, default=5000)
+    parser.add_argument("--smoke", action="store_true", help="3 × 40 runs, correctness only")
     args = parser.parse_args()
-    sys.exit(0 if main(args.candidates, args.queries) else 1)
+    sys.exit(0 if main(*((3, 40) if args.smoke else (args.candidates, args.queries)), smoke=args.smoke) else 1)

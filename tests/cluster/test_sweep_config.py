@@ -325,10 +325,52 @@ def test_cli_schema_of_one_record(capsys: pytest.CaptureFixture[str]) -> None:
 def test_cli_schema_prints_every_schema(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["schema"]) == 0
     schemas = json.loads(capsys.readouterr().out)
-    assert set(schemas) == set(SCHEMAS)
+    assert set(schemas) == {*SCHEMAS, "PluginOptions"}
     assert {"SweepSpec", "QuerySet", "Query", "Artifact", "Verdict", "Outcome"} <= set(schemas)
     for name, schema in schemas.items():
         assert schema["title"] == name
+
+
+def test_cli_schema_shows_each_plugins_options(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["schema", "PluginOptions"]) == 0
+    schema = json.loads(capsys.readouterr().out)
+    assert {"heuristic", "llm"} <= set(schema["judges"]) and {"explorer", "llm"} <= set(schema["agent_policies"])
+    llm = schema["judges"]["llm"]
+    assert set(llm["required"]) == {"endpoint", "model"} and llm["additionalProperties"] is False
+    assert llm["properties"]["keyframes"]["maximum"] == 32
+
+
+@pytest.mark.parametrize(("edit", "expected"), [
+    (("name: heuristic", "name: heuristc"), "unknown judge 'heuristc'. Did you mean 'heuristic'?"),
+    (("name: heuristic", "name: heuristic\n  options: {rubrc: heuristic-v1}"),
+     "unknown option 'rubrc'; did you mean 'rubric'?"),
+    (("name: heuristic", "name: llm\n  options: {endpoint: judge, model: m, temprature: 0.2}"),
+     "unknown option 'temprature'; did you mean 'temperature'?"),
+    (("name: heuristic", "name: llm\n  options: {endpoint: judge, model: m, keyframes: 99}"),
+     "option 'keyframes': Input should be less than or equal to 32"),
+    (("name: heuristic", "name: llm\n  options: {model: m}"), "option 'endpoint': Field required"),
+])
+def test_a_wrong_judge_or_option_is_named_when_the_sweep_loads(project: Path, edit: tuple[str, str],
+                                                                expected: str) -> None:
+    text = SWEEP.replace(*edit).replace("concurrency: 2", "concurrency: 2\nendpoints:\n  judge: "
+                                                          "{base_url: 'http://127.0.0.1:9/v1'}")
+    message = _config_error(_write(project / "sweep.yaml", text))
+    assert expected in message and "judges[0]" in message, message
+
+
+def test_a_wrong_agent_option_is_named_when_the_sweep_loads(project: Path) -> None:
+    text = SWEEP.replace("max_steps: 6", "max_steps: 6\n  options: {depth: 3}")
+    message = _config_error(_write(project / "sweep.yaml", text))
+    assert "agent: agent policy 'explorer': unknown option 'depth'" in message, message
+
+
+def test_options_enter_the_keys_as_given(project: Path) -> None:
+    text = SWEEP.replace("name: heuristic", "name: heuristic\n  options: {rubric: heuristic-v3}")
+    given = load_sweep(_write(project / "sweep.yaml", text))
+    assert given.spec.judge.options == {"rubric": "heuristic-v3"}
+    plain = load_sweep(_write(project / "plain.yaml", SWEEP))
+    assert plain.spec.judge.options == {}
+    assert [r.run_key for r in given.plan()] != [r.run_key for r in plain.plan()]  # as before typed options
 
 
 def test_cli_schema_rejects_unknown_name(capsys: pytest.CaptureFixture[str]) -> None:

@@ -1,0 +1,51 @@
+"""The one scoring rule the leaderboard and the reducer share.
+
+Which outcomes count (judged and non-assessable: a non-assessable answer scores 0; infra errors and
+timeouts are the machinery's and are left out), and how a cell's samples, the runs of one
+(candidate, query, variant), become one score: their mean, or the best sample. Every mean a
+candidate gets is over cells, rounded to :data:`PLACES`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from statistics import fmean
+from typing import Literal
+
+from evaluator.models import OutcomeStatus
+
+SampleReduce = Literal["mean", "best"]
+
+SCORED = frozenset({OutcomeStatus.JUDGED, OutcomeStatus.NON_ASSESSABLE})
+"""Outcomes that enter the means; the others are counted, not scored."""
+
+PLACES = 4
+"""Decimal places of every reported mean score."""
+
+
+def run_scores(status: OutcomeStatus | str, functional: float | None, aesthetic: float | None
+               ) -> tuple[float, float] | None:
+    """A run's (functional, aesthetic), or None when its outcome does not count."""
+    if OutcomeStatus(status) not in SCORED:
+        return None
+    return float(functional or 0.0), float(aesthetic or 0.0)
+
+
+def cell_score(samples: Sequence[tuple[float, float]], how: SampleReduce) -> tuple[float, float]:
+    """One cell's (functional, aesthetic) from its samples' scores: their mean, or the best sample
+    (highest functional + aesthetic, then highest functional; the first of equals)."""
+    if how == "best":
+        return max(samples, key=lambda fa: (fa[0] + fa[1], fa[0]))
+    return fmean(f for f, _ in samples), fmean(a for _, a in samples)
+
+
+def candidate_means(cells: Sequence[tuple[float, float]]) -> tuple[float, float, float]:
+    """A candidate's reported (functional, aesthetic, overall) means over its cells' scores; overall is the
+    mean of each cell's (functional + aesthetic) / 2."""
+    return (rounded(fmean(f for f, _ in cells)), rounded(fmean(a for _, a in cells)),
+            rounded(fmean((f + a) / 2 for f, a in cells)))
+
+
+def rounded(value: float) -> float:
+    """A score or interval bound as reported."""
+    return round(value, PLACES)
