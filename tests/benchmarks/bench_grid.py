@@ -10,9 +10,11 @@
   against the in-process scheduler on the same plan;
 - demo throughput with 1 vs 2 workers (a slice of the demo sweep, Docker sandboxes): scaling efficiency.
 
-    .venv/bin/python tests/benchmarks/bench_grid.py [--only start|dispatch|scaling]
+    .venv/bin/python tests/benchmarks/bench_grid.py [--only start|dispatch|scaling] [--smoke]
 
-Exits 1 when a target is missed.
+Exits 1 when a target is missed. Every measurement checks what it ran: the dispatch that each scheduler
+returned every planned run exactly once, the scaling that both sweeps recorded every run. ``--smoke``
+(run by ``make test``) dispatches 2,000 runs that way, without the targets.
 """
 
 from __future__ import annotations
@@ -140,11 +142,12 @@ async def main():
     else:
         scheduler = LocalScheduler(settings, 2)
     started = time.perf_counter()
-    count = 0
-    async for _ in scheduler.execute(sweep.plan()):
+    count, keys = 0, set()
+    async for outcome in scheduler.execute(sweep.plan()):
         count += 1
+        keys.add(outcome.run_key)
     seconds = time.perf_counter() - started
-    print(json.dumps({{"runs": count, "seconds": seconds,
+    print(json.dumps({{"runs": count, "distinct": len(keys), "seconds": seconds,
                       "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}}))
 
 asyncio.run(main())
@@ -168,6 +171,10 @@ def bench_dispatch(runs: int, shard: int) -> dict[str, object]:
         out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
         results[which] = json.loads(out.strip().splitlines()[-1])
     ray, local = results["ray"], results["local"]
+    for which, result in results.items():
+        if (result["runs"], result["distinct"]) != (runs, runs):
+            raise SystemExit(f"the {which} scheduler returned {result['runs']} outcomes of {result['distinct']} "
+                             f"distinct runs; {runs} were planned")
     return {
         "runs": ray["runs"], "shard_size": shard,
         "ray_runs_per_s": round(ray["runs"] / ray["seconds"]), "in_process_runs_per_s":
@@ -195,6 +202,10 @@ def bench_scaling(queries: int) -> dict[str, object]:
                         "--no-progress", "--workers", str(workers)], cwd=ROOT, check=True, capture_output=True)
         seconds[workers] = time.perf_counter() - started
     runs = queries * len(demo["candidates"])
+    for workers in (1, 2):
+        recorded = len((root / f"w{workers}" / "results.jsonl").read_text().splitlines())
+        if recorded != runs:
+            raise SystemExit(f"the sweep with {workers} worker(s) recorded {recorded} outcomes of {runs} runs")
     speedup = seconds[1] / seconds[2]
     return {"runs": runs, "seconds": {f"{k} worker(s)": round(v, 1) for k, v in seconds.items()},
             "runs_per_min": {f"{k} worker(s)": round(runs / v * 60, 1) for k, v in seconds.items()},
@@ -207,7 +218,11 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=100_000)
     parser.add_argument("--shard-size", type=int, default=500)
     parser.add_argument("--scaling-queries", type=int, default=8)
+    parser.add_argument("--smoke", action="store_true", help="dispatch 2,000 runs, correctness only")
     args = parser.parse_args()
+    if args.smoke:
+        print(json.dumps({"dispatch": bench_dispatch(2_000, 200)}, indent=2), flush=True)
+        return
     report: dict[str, Any] = {}
     if args.only in (None, "start"):
         report["start"] = asyncio.run(bench_start(repeats=5))
