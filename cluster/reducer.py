@@ -90,23 +90,30 @@ def open_run_directory(run_dir: Path) -> RunDirectory:
                           "is it a run directory made by `evalgrid run`?")
     outcomes = ResultsLog(results).load()
     saved = json.loads(recorded.read_text(encoding="utf-8"))
-    spec = SweepSpec.model_validate(saved["spec"])
-    candidates = [c.id for c in spec.candidates]
     plan = _recorded_plan(run_dir, saved)
+    spec = plan.spec if plan else SweepSpec.model_validate(saved["spec"])
+    candidates = [c.id for c in spec.candidates]
     if plan is None:
         return RunDirectory(spec.name, candidates, {}, list(outcomes.values()),
                             sample_reduce=spec.sample_reduce,
                             note="the run directory has no recorded plan and its sweep file cannot be re-read; "
                                  "every recorded outcome is counted")
-    keys, queries, note = plan
-    return RunDirectory(spec.name, candidates, {q.id: q for q in queries},
-                        [outcomes[k] for k in keys if k in outcomes],
-                        sample_reduce=spec.sample_reduce, note=note)
+    return RunDirectory(spec.name, candidates, {q.id: q for q in plan.queries},
+                        [outcomes[k] for k in plan.run_keys if k in outcomes],
+                        sample_reduce=spec.sample_reduce, note=plan.note)
 
 
-def _recorded_plan(run_dir: Path, saved: dict[str, Any]) -> tuple[list[str], list[Query], str | None] | None:
-    """(run keys, queries, a warning) of the recorded plan; else re-planned from the sweep file if it is
-    still readable (an old run directory); else None."""
+@dataclass
+class _Plan:
+    spec: SweepSpec
+    run_keys: list[str]
+    queries: list[Query]
+    note: str | None
+
+
+def _recorded_plan(run_dir: Path, saved: dict[str, Any]) -> _Plan | None:
+    """The recorded plan; else, for a run directory from before plans were recorded, the plan of its sweep
+    file as it is now (with a warning) if that is still readable; else None."""
     path = run_dir / PLAN_FILE
     if path.exists():
         try:
@@ -114,15 +121,15 @@ def _recorded_plan(run_dir: Path, saved: dict[str, Any]) -> tuple[list[str], lis
         except ValidationError as exc:
             raise ConfigError(f"{path} is not a plan evalgrid wrote ({exc.errors()[0]['msg']}); re-run the sweep "
                               "into this run directory to record it again") from None
-        return plan.run_keys, plan.queries, None
+        return _Plan(plan.spec, plan.run_keys, plan.queries, None)
     try:
-        sweep = load_sweep(Path(saved["path"]))
+        sweep = load_sweep(Path(saved["path"]), check_plugins=False)  # options it ran with, checked or not
     except ConfigError:
         return None
     warnings.warn(f"{run_dir} has no {PLAN_FILE} (made before plans were recorded): reduced with the plan of the "
                   f"sweep file {sweep.path} as it is now", stacklevel=3)
-    return ([run.run_key for run in sweep.plan()], sweep.queries,
-            f"no recorded plan: reduced with the sweep file {sweep.path} as it is now")
+    return _Plan(SweepSpec.model_validate(saved["spec"]), [run.run_key for run in sweep.plan()], sweep.queries,
+                 f"no recorded plan: reduced with the sweep file {sweep.path} as it is now")
 
 
 def reduce_run_dir(
@@ -227,8 +234,9 @@ def _cells(rows: Sequence[RunRow], how: SampleReduce) -> list[RunRow]:
             continue
         samples = [(float(r.functional or 0.0), float(r.aesthetic or 0.0)) for r in scored]
         functional, aesthetic = cell_score(samples, how)
-        best = next((r for r, s in zip(scored, samples, strict=True) if s == (functional, aesthetic)), scored[0])
-        out.append(best.model_copy(update={"functional": functional, "aesthetic": aesthetic}))
+        # The cell's row (its run key, evidence, verdict): the best sample itself, or for a mean the first.
+        chosen = scored[samples.index((functional, aesthetic))] if how == "best" else scored[0]
+        out.append(chosen.model_copy(update={"functional": functional, "aesthetic": aesthetic}))
     return out
 
 

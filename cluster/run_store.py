@@ -6,7 +6,7 @@ Layout under the run directory's prefix::
     evidence/<evidence key>/manifest.json   the bundle: path → hash of every file; written LAST
     artifacts/<artifact key>.json     verdicts/<verdict key>.json      (keys are content keys)
     outcomes/<run key>.json           one per finished run; the ledger rebuilds itself from these
-    sweep.json, results.jsonl, leaderboard.json, leaderboard.md
+    sweep.json, plan.json, results.jsonl, deferred.json, leaderboard.json, leaderboard.md
 
 A bundle exists exactly when its manifest does: every blob is uploaded (and its size checked)
 before the manifest is written, so an upload cut short leaves unreferenced blobs, never a bundle

@@ -293,8 +293,8 @@ async def run_sweep(
 
 async def _record_plan(sweep: Sweep, planned: list[str], run_dir: Path, remote: RunStore | None) -> None:
     """The plan this invocation runs, which reduction reads (never the sweep file, which may change)."""
-    plan = RecordedPlan(run_keys=planned, queries=sweep.queries)
-    write_json_atomic(run_dir / PLAN_FILE, plan)
+    plan = RecordedPlan(spec=sweep.spec, run_keys=planned, queries=sweep.queries)
+    write_json_atomic(run_dir / PLAN_FILE, plan, indent=None)
     if remote:
         await asyncio.to_thread(remote.put_file, PLAN_FILE, run_dir / PLAN_FILE)
 

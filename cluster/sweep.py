@@ -139,6 +139,8 @@ class RecordedPlan(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
     version: Literal[1] = 1
+    spec: SweepSpec
+    """The sweep as this invocation ran it (``sweep.json`` is written earlier, and may be a newer one's)."""
     run_keys: list[str]
     queries: list[Query]
 
@@ -239,8 +241,9 @@ def _check_plugins(spec: SweepSpec, path: Path) -> None:
             raise ConfigError(f"{path}: {where}: {exc}") from None
 
 
-def load_sweep(path: Path) -> Sweep:
-    """Read and validate a sweep file and its query file."""
+def load_sweep(path: Path, *, check_plugins: bool = True) -> Sweep:
+    """Read and validate a sweep file and its query file (and, unless ``check_plugins`` is false, that its
+    judges and agent policy exist and take the options it gives them)."""
     path = path.resolve()
     data = _read_yaml(path, "sweep file")
     if not isinstance(data, dict):
@@ -249,7 +252,8 @@ def load_sweep(path: Path) -> Sweep:
         spec = SweepSpec.model_validate(data)
     except ValidationError as exc:
         raise _explain(exc, path) from exc
-    _check_plugins(spec, path)
+    if check_plugins:
+        _check_plugins(spec, path)
     query_path = (path.parent / spec.queries).resolve()
     raw = _read_yaml(query_path, "query file")
     try:

@@ -115,7 +115,8 @@ class Endpoint(BaseModel):
 class ModelOptions(BaseModel):
     """The options every model-driven plugin (the ``llm`` judge, the ``llm`` agent policy) shares."""
 
-    model_config = ConfigDict(extra="forbid")
+    # A model or endpoint may be named "7" (YAML and --option read it as a number).
+    model_config = ConfigDict(extra="forbid", coerce_numbers_to_str=True)
     endpoint: str
     """A name under the sweep's ``endpoints:``."""
     model: str

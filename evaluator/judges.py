@@ -33,5 +33,4 @@ judges: Registry[Judge] = Registry("judge", builtins=("evaluator.heuristic", "ev
 
 def create_judge(config: JudgeConfig) -> Judge:
     """Build the judge a :class:`JudgeConfig` names, with its options (a wrong one is a ConfigError)."""
-    judges.check(config.name, config.options)
-    return judges.create(config.name, **config.options)
+    return judges.create(config.name, **judges.check(config.name, config.options))

@@ -97,8 +97,7 @@ class LLMAgentOptions(ModelOptions):
 @policies.register("llm", options=LLMAgentOptions)
 def llm_agent(*, config: AgentConfig, models: ModelAccess | None = None, query: Query | None = None) -> Policy:
     """An agent policy driven by a chat model, configured by :class:`LLMAgentOptions`."""
-    policies.check("llm", config.options)
-    options = LLMAgentOptions.model_validate(config.options)
+    options = LLMAgentOptions.model_validate(policies.check("llm", config.options))
     if models is None:
         raise ConfigError("the llm agent needs model endpoints: run it from a sweep with `endpoints:`")
     client = models.client(options.endpoint, role="agent")

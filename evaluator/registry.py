@@ -28,6 +28,7 @@ class Registry(Generic[T]):
         self._builtins = tuple(builtins)
         self._factories: dict[str, Callable[..., T]] = {}
         self._options: dict[str, type[BaseModel]] = {}
+        self._loading = False
 
     def register(self, name: str, *, options: type[BaseModel] | None = None
                  ) -> Callable[[Callable[..., T]], Callable[..., T]]:
@@ -47,10 +48,12 @@ class Registry(Generic[T]):
         """Build the ``name`` extension: its factory called with ``arguments``."""
         return self._factory(name)(**arguments)
 
-    def check(self, name: str, options: Mapping[str, object]) -> None:
-        """Raise :class:`ConfigError` if ``name`` is unknown or ``options`` do not fit its options model.
+    def check(self, name: str, options: Mapping[str, object]) -> dict[str, object]:
+        """The options given, converted to their fields' types (``"8"`` to 8); a :class:`ConfigError` if
+        ``name`` is unknown or ``options`` do not fit its options model.
 
-        The options themselves are not changed: they enter content keys exactly as given.
+        Only what was given comes back, no defaults: the caller's ``options`` enter content keys exactly
+        as written, and these are what the extension is built with.
         """
         try:
             self._factory(name)
@@ -58,9 +61,9 @@ class Registry(Generic[T]):
             raise ConfigError(str(e)) from None
         model = self._options.get(name)
         if model is None:
-            return
+            return dict(options)
         try:
-            model.model_validate(dict(options))
+            return model.model_validate(dict(options)).model_dump(exclude_unset=True)
         except ValidationError as e:
             raise ConfigError(f"{self._kind} {name!r}: {_explain(e, model)}") from None
 
@@ -86,9 +89,15 @@ class Registry(Generic[T]):
             raise RegistryError(f"unknown {self._kind} {name!r}.{hint} Known: {known}.") from None
 
     def _load(self) -> None:
-        builtins, self._builtins = self._builtins, ()
-        for module in builtins:
-            importlib.import_module(module)
+        if self._loading or not self._builtins:
+            return
+        self._loading = True  # a built-in's module registers into this registry while it is imported
+        try:
+            for module in self._builtins:
+                importlib.import_module(module)
+            self._builtins = ()  # only once they all imported: a failed import fails every lookup, loudly
+        finally:
+            self._loading = False
 
 
 def _explain(error: ValidationError, model: type[BaseModel]) -> str:

@@ -48,7 +48,7 @@ def build(root: Path, candidates: int, queries: int, seed: int = 0, *, plan: boo
     (run_dir / "sweep.json").write_text(json.dumps({"path": str(root / "sweep.yaml"),
                                                     "spec": sweep.spec.model_dump(mode="json")}))
     if plan:
-        (run_dir / PLAN_FILE).write_text(RecordedPlan(run_keys=[r.run_key for r in sweep.plan()],
+        (run_dir / PLAN_FILE).write_text(RecordedPlan(spec=sweep.spec, run_keys=[r.run_key for r in sweep.plan()],
                                                       queries=sweep.queries).model_dump_json())
     with (run_dir / "results.jsonl").open("w", encoding="utf-8") as log:
         for i, spec in enumerate(sweep.plan()):

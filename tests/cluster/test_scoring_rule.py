@@ -49,9 +49,9 @@ def sampled(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def _with_reduce(run: Path, tmp_path: Path, how: str) -> Path:
     copy = tmp_path / how
     shutil.copytree(run, copy)
-    saved = json.loads((copy / "sweep.json").read_text())
+    saved = json.loads((copy / PLAN_FILE).read_text())
     saved["spec"]["sample_reduce"] = how
-    (copy / "sweep.json").write_text(json.dumps(saved))
+    (copy / PLAN_FILE).write_text(json.dumps(saved))
     return copy
 
 

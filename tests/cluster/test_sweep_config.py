@@ -16,7 +16,8 @@ import pytest
 from cluster.cli import SCHEMAS, main
 from cluster.sweep import Sweep, load_sweep
 from evaluator.errors import ConfigError
-from evaluator.models import Kind, LanguageGroup
+from evaluator.judges import create_judge
+from evaluator.models import JudgeConfig, Kind, LanguageGroup
 
 QUERIES = """\
 version: 1
@@ -362,6 +363,15 @@ def test_a_wrong_agent_option_is_named_when_the_sweep_loads(project: Path) -> No
     text = SWEEP.replace("max_steps: 6", "max_steps: 6\n  options: {depth: 3}")
     message = _config_error(_write(project / "sweep.yaml", text))
     assert "agent: agent policy 'explorer': unknown option 'depth'" in message, message
+
+
+def test_a_judge_is_built_from_its_options_as_checked() -> None:
+    """What passes the check is what the judge gets: "false" is False, "8" is 8, a model may be named 7."""
+    judge = create_judge(JudgeConfig(name="llm", options={"endpoint": "j", "model": 7, "keyframes": "4",
+                                                          "images": "false"}))
+    assert ":7:" in judge.version and ":k=4:" in judge.version and ":img=0:" in judge.version, judge.version
+    with pytest.raises(ConfigError, match="option 'images'"):
+        create_judge(JudgeConfig(name="llm", options={"endpoint": "j", "model": "m", "images": "maybe"}))
 
 
 def test_options_enter_the_keys_as_given(project: Path) -> None:
