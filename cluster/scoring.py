@@ -23,10 +23,10 @@ PLACES = 4
 """Decimal places of every reported mean score."""
 
 
-def run_scores(status: OutcomeStatus | str, functional: float | None, aesthetic: float | None
+def run_scores(status: OutcomeStatus, functional: float | None, aesthetic: float | None
                ) -> tuple[float, float] | None:
     """A run's (functional, aesthetic), or None when its outcome does not count."""
-    if OutcomeStatus(status) not in SCORED:
+    if status not in SCORED:
         return None
     return float(functional or 0.0), float(aesthetic or 0.0)
 
