@@ -93,8 +93,10 @@ for target in "${TARGETS[@]}"; do
     sandbox)
       source="$(./source-hash.sh sandbox)"
       if current "$SANDBOX" "$source"; then continue; fi
-      # The offline CDN mirror and the build toolchain, from the npm registry on the host (locked).
+      # The offline CDN mirror's packages and its own code's, and the build toolchain, from the npm
+      # registry on the host (locked).
       sandbox/npm-tree.sh sandbox/mirror sandbox/build/mirror
+      sandbox/npm-tree.sh sandbox/cdn sandbox/build/cdn
       sandbox/npm-tree.sh sandbox/toolchain sandbox/build/toolchain
       timed "npm trees"
       build "$SANDBOX" sandbox --build-arg "BASE=$BASE" --label "evalgrid.source=$source"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Install a locked npm tree of the sandbox image (PKGDIR: package.json + package-lock.json) into
-# OUTDIR/node_modules: the offline CDN mirror (mirror/, read by mirror.js) and the build toolchain
-# (toolchain/, used by build.mjs).
+# OUTDIR/node_modules: the packages the offline CDN mirror serves (mirror/), the mirror's own code's
+# dependencies (cdn/, required by its modules there) and the build toolchain (toolchain/, used by build.mjs).
 #
 #   images/sandbox/npm-tree.sh images/sandbox/mirror images/sandbox/build/mirror
 #   EXTRA_CA=/path/to/proxy-ca.crt images/sandbox/npm-tree.sh PKGDIR OUTDIR   # TLS-intercepting lab proxy

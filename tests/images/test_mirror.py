@@ -2,8 +2,8 @@
 them, answered through the proxy the way the CDN would, other hosts refused, hostile input survived,
 and a real Chromium rendering a page built from React, the Tailwind Play CDN and a Google Font.
 
-The mirror's packages come from the npm registry (npm-tree.sh, into the same gitignored
-directory images/build.sh uses); the first run fetches them (≈30 s), later runs reuse them.
+The mirror's packages, and its own code's (semver), come from the npm registry (npm-tree.sh, into the
+same gitignored directory images/build.sh uses); the first run fetches them (≈30 s), later runs reuse them.
 """
 
 from __future__ import annotations
@@ -25,11 +25,12 @@ import httpx
 import pytest
 from playwright.async_api import Browser, Playwright, async_playwright
 
-from evaluator.browser import LAUNCH_ARGS, chromium_executable
+from evaluator.browser.launch import LAUNCH_ARGS, chromium_executable
 
 ROOT = Path(__file__).resolve().parents[2]
 SANDBOX = ROOT / "images" / "sandbox"
 MIRROR_DIR = SANDBOX / "build" / "mirror"
+CDN_DIR = SANDBOX / "build" / "cdn"  # the mirror's own code's dependencies, found there by cdn/ranges.js
 TOOLCHAIN_DIR = SANDBOX / "build" / "toolchain"
 
 
@@ -51,7 +52,8 @@ class Proxy:
 def mirror_root() -> Path:
     if shutil.which("npm") is None:
         pytest.skip("npm is not installed (make setup installs it); the mirror is fetched from the npm registry")
-    for tree, out in (("mirror", MIRROR_DIR), ("toolchain", TOOLCHAIN_DIR)):  # esm.sh modules need esbuild
+    # the packages served, the mirror's own, and esbuild (esm.sh modules are built with it)
+    for tree, out in (("mirror", MIRROR_DIR), ("cdn", CDN_DIR), ("toolchain", TOOLCHAIN_DIR)):
         done = subprocess.run([str(SANDBOX / "npm-tree.sh"), str(SANDBOX / tree), str(out)],
                               capture_output=True, text=True)
         if done.returncode != 0:
@@ -255,6 +257,90 @@ def test_cdn_url(case: Case, client: httpx.Client, proxy: Proxy) -> None:
     assert record["kind"] == ("miss" if case.status == 404 else "served")
     if case.package is not None:
         assert record["package"] == case.package
+
+
+# npm range forms in CDN URLs, each answered with the newest held version it allows (mirror/package.json holds
+# react 17.0.2, 18.2.0, 18.3.1 and 19.3.1, three 0.128.0 and 0.160.0): (package@range, version served).
+RANGES = [
+    ("react@~18.2", "18.2.0"),  # tilde: the patch releases of 18.2
+    ("react@~18.2.0", "18.2.0"),
+    ("react@~18", "18.3.1"),  # tilde on a major: that major
+    ("react@~>18.2", "18.2.0"),
+    ("react@17 - 18.2", "18.2.0"),  # hyphen: a partial upper bound takes all of 18.2.x
+    ("react@18.2 - 18.3", "18.3.1"),
+    ("react@16 - 17", "17.0.2"),
+    ("react@17 || 18", "18.3.1"),  # ||: the newest satisfying either side
+    ("react@17 || 18.2", "18.2.0"),
+    ("react@16 || 17", "17.0.2"),
+    ("react@^18.2.0", "18.3.1"),  # caret: the major
+    ("react@^17", "17.0.2"),
+    ("three@^0.128.0", "0.128.0"),  # caret under 0.x: the minor
+    ("react@18.x", "18.3.1"),  # x-ranges
+    ("react@18.2.x", "18.2.0"),
+    ("react@*", "19.3.1"),
+    ("react@>=17 <18", "17.0.2"),  # comparators
+    ("react@<=18.2", "18.2.0"),
+    ("react@latest", "19.3.1"),  # the dist-tag: the newest held
+    ("react", "19.3.1"),  # no range
+]
+
+
+@pytest.mark.parametrize(("spec", "version"), RANGES, ids=[r[0] for r in RANGES])
+def test_a_range_redirects_to_the_newest_satisfying_version(spec: str, version: str, client: httpx.Client,
+                                                            proxy: Proxy) -> None:
+    name = spec.split("@")[0]
+    redirect = client.get(f"https://unpkg.com/{spec}/package.json")
+    assert redirect.status_code == 302, redirect.text
+    location = f"https://unpkg.com/{name}@{version}/package.json"
+    assert redirect.headers["location"] == location
+    served = client.get(location)
+    assert served.status_code == 200 and served.json()["version"] == version
+    records = proxy.records()
+    assert {r["package"] for r in records if r.get("redirect") == location} == {f"{name}@{version}"}
+    assert [r["package"] for r in records if r["url"] == location][-1] == f"{name}@{version}"
+
+
+@pytest.mark.parametrize(("url", "location"), [
+    ("https://cdn.jsdelivr.net/npm/react@17 || 18/umd/react.production.min.js",
+     "https://cdn.jsdelivr.net/npm/react@18.3.1/umd/react.production.min.js"),
+    ("https://esm.sh/react@~18.2", "https://esm.sh/react@18.2.0"),
+    ("https://esm.sh/react-dom@18.2 - 18.3/client", "https://esm.sh/react-dom@18.3.1/client"),
+])
+def test_other_cdns_read_ranges_alike(url: str, location: str, client: httpx.Client) -> None:
+    response = client.get(url)
+    assert (response.status_code, response.headers["location"]) == (302, location)
+
+
+@pytest.mark.parametrize(("path", "build"), [("~3.3", "3.3.3/"), ("3.4.0 - 3.4.2", "3.4.1/"),
+                                             ("3.3 || 3.4.0", "3.4.0/"), ("^3", "")])
+def test_tailwind_play_cdn_serves_the_build_a_range_picks(path: str, build: str, client: httpx.Client,
+                                                          proxy: Proxy) -> None:
+    response = client.get(f"https://cdn.tailwindcss.com/{path}")
+    assert response.status_code == 200, response.text
+    served = [r for r in proxy.records() if r["kind"] == "served" and r["url"].startswith("https://cdn.tailwindcss.com/")]
+    assert served[-1]["file"] == f"{build}tailwindcss.js"  # the root holds the newest build, 3.4.10
+
+
+@pytest.mark.parametrize("spec", ["react@~18.1", "react@16 || 15", "react@15.0 - 16.9", "react@next"])
+def test_a_range_no_held_version_satisfies_is_a_logged_miss(spec: str, client: httpx.Client, proxy: Proxy) -> None:
+    response = client.get(f"https://unpkg.com/{spec}/package.json")
+    assert response.status_code == 404
+    assert proxy.records()[-1]["kind"] == "miss"
+    assert ("not understood" if spec.endswith("next") else "satisfies") in response.text
+
+
+def test_the_mirrors_own_packages_are_a_tree_apart_from_those_it_serves(mirror_root: Path) -> None:
+    """semver is the mirror's dependency, pinned, never one of the packages it serves, and the mirror loads it
+    from its own locked tree, not from wherever the host's Node would find one."""
+    own = json.loads((SANDBOX / "cdn" / "package.json").read_text())["dependencies"]
+    served = json.loads((SANDBOX / "mirror" / "package.json").read_text())["dependencies"]
+    assert "semver" in own and not set(own) & set(served)
+    assert all(spec.count(".") == 2 and spec[0].isdigit() for spec in own.values()), own
+    loaded = subprocess.run(
+        ["node", "-e", "require(process.argv[1]); console.log(Object.keys(require.cache).join('\\n'))",
+         str(SANDBOX / "cdn" / "ranges.js")], capture_output=True, text=True, check=True).stdout.split()
+    semver = [f for f in loaded if "/semver/" in f]
+    assert semver and all(f.startswith(str(CDN_DIR / "node_modules" / "semver") + "/") for f in semver), semver
 
 
 def test_google_font_css_points_at_mirrored_files(client: httpx.Client) -> None:

@@ -26,7 +26,7 @@ NPM_TREE = SANDBOX / "npm-tree.sh"
 LOCKCHECK = SANDBOX / "lockcheck.js"
 # Debian bookworm's npm, the last 10.x line, and the 11.x fresh machines were seen with.
 NPM_VERSIONS = ("9.2.0", "10.9.4", "11.19.1")
-TREES = ("toolchain", "mirror")
+TREES = ("toolchain", "mirror", "cdn")
 
 pytestmark = pytest.mark.skipif(shutil.which("npm") is None or shutil.which("node") is None,
                                 reason="node and npm are not installed (make setup installs them)")
@@ -59,7 +59,7 @@ def _install(version: str, tree: str, out: Path) -> tuple[subprocess.CompletedPr
 
 @pytest.fixture(scope="module")
 def installs(tmp_path_factory: pytest.TempPathFactory) -> dict[tuple[str, str], tuple[Path, dict[str, str]]]:
-    """Both trees under each npm version, installed side by side (the installs wait on the network and disk)."""
+    """Every tree under each npm version, installed side by side (the installs wait on the network and disk)."""
     runnable = []
     for version in NPM_VERSIONS:  # one at a time: parallel `npm install --prefix` would race on npm's cache
         try:
