@@ -2,49 +2,50 @@
 schedulers, the reducer and report, the leaderboard, the CLI.
 
 The public names below are loaded on first use (PEP 562), so that importing one module of the
-package (``cluster.reducer``, ``cluster.statistics``) does not load Ray, Playwright, boto3 and the
+package (``cluster.reduce.reducer``, ``cluster.reduce.statistics``) does not load Ray, Playwright, boto3 and the
 Kubernetes client with the CLI.
 """
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from evaluator.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from cluster.cli import main
-    from cluster.container_sandbox import SandboxLimits
-    from cluster.docker_sandbox import DockerSandbox, collect_garbage
-    from cluster.grid import RayOptions, RayScheduler
-    from cluster.leaderboard import Leaderboard, LeaderboardRow, build_leaderboard
-    from cluster.ledger import Ledger
-    from cluster.results import ResultsLog
-    from cluster.runner import GridOptions, LocalScheduler, SweepResult, run_sweep
-    from cluster.sweep import SandboxSpec, Sweep, SweepSpec, load_sweep
-    from cluster.worker import RunWorker, WorkerSettings
+    from cluster.reduce.leaderboard import Leaderboard, LeaderboardRow, build_leaderboard
+    from cluster.sandbox.container import SandboxLimits
+    from cluster.sandbox.docker_backend import DockerSandbox, collect_garbage
+    from cluster.scheduling.ray_grid import RayOptions, RayScheduler
+    from cluster.scheduling.runner import GridOptions, LocalScheduler, SweepResult, run_sweep
+    from cluster.scheduling.worker import RunWorker, WorkerSettings
+    from cluster.store.ledger import Ledger
+    from cluster.store.results_log import ResultsLog
+    from cluster.sweep.spec import SandboxSpec, Sweep, SweepSpec, load_sweep
 
 _WHERE = {
     "main": "cluster.cli",
-    "SandboxLimits": "cluster.container_sandbox",
-    "DockerSandbox": "cluster.docker_sandbox",
-    "collect_garbage": "cluster.docker_sandbox",
-    "RayOptions": "cluster.grid",
-    "RayScheduler": "cluster.grid",
-    "Leaderboard": "cluster.leaderboard",
-    "LeaderboardRow": "cluster.leaderboard",
-    "build_leaderboard": "cluster.leaderboard",
-    "Ledger": "cluster.ledger",
-    "ResultsLog": "cluster.results",
-    "GridOptions": "cluster.runner",
-    "LocalScheduler": "cluster.runner",
-    "SweepResult": "cluster.runner",
-    "run_sweep": "cluster.runner",
-    "SandboxSpec": "cluster.sweep",
-    "Sweep": "cluster.sweep",
-    "SweepSpec": "cluster.sweep",
-    "load_sweep": "cluster.sweep",
-    "RunWorker": "cluster.worker",
-    "WorkerSettings": "cluster.worker",
+    "SandboxLimits": "cluster.sandbox.container",
+    "DockerSandbox": "cluster.sandbox.docker_backend",
+    "collect_garbage": "cluster.sandbox.docker_backend",
+    "RayOptions": "cluster.scheduling.ray_grid",
+    "RayScheduler": "cluster.scheduling.ray_grid",
+    "Leaderboard": "cluster.reduce.leaderboard",
+    "LeaderboardRow": "cluster.reduce.leaderboard",
+    "build_leaderboard": "cluster.reduce.leaderboard",
+    "Ledger": "cluster.store.ledger",
+    "ResultsLog": "cluster.store.results_log",
+    "GridOptions": "cluster.scheduling.runner",
+    "LocalScheduler": "cluster.scheduling.runner",
+    "SweepResult": "cluster.scheduling.runner",
+    "run_sweep": "cluster.scheduling.runner",
+    "SandboxSpec": "cluster.sweep.spec",
+    "Sweep": "cluster.sweep.spec",
+    "SweepSpec": "cluster.sweep.spec",
+    "load_sweep": "cluster.sweep.spec",
+    "RunWorker": "cluster.scheduling.worker",
+    "WorkerSettings": "cluster.scheduling.worker",
 }
 
 __all__ = [
@@ -72,13 +73,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    if name not in _WHERE:
-        raise AttributeError(f"module 'cluster' has no attribute {name!r}")
-    value = getattr(importlib.import_module(_WHERE[name]), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted([*globals(), *__all__])
+__getattr__, __dir__ = lazy_exports(__name__, _WHERE, __all__)

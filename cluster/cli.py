@@ -15,6 +15,7 @@ import time
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import yaml
 from pydantic import BaseModel, ValidationError
@@ -31,23 +32,10 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
-from cluster.calibrate import SUITE, calibration_table, load_suite, measure, write_sweep
-from cluster.docker_sandbox import collect_garbage
-from cluster.grid import RayOptions
-from cluster.inputs import InputsRef, fetch_inputs, resolve_inputs, upload_inputs
-from cluster.judge_pool import JudgeServerSpec, connected, endpoint_yaml, pool_health, start_pool, stop_pool
-from cluster.k8s_sandbox import collect_garbage as collect_pod_garbage
-from cluster.kube import current_namespace
-from cluster.leaderboard import build_leaderboard, leaderboard_table
-from cluster.ledger import Ledger
-from cluster.object_store import StoreLocation, StoreSettings, is_store_url
-from cluster.reducer import RunDirectory, open_run_directory, reduce_run_dir, write_tables
-from cluster.reduction import Reduction, RunRow
-from cluster.rejudge import parse_judge, rejudge
-from cluster.report import write_report
-from cluster.runner import GridOptions, Scheduler, SweepResult, run_sweep
-from cluster.show import run_panel
-from cluster.submit import (
+from cluster.calibration.calibrate import SUITE, calibration_table, load_suite, measure, write_sweep
+from cluster.calibration.twins import Operator
+from cluster.k8s.api import current_namespace
+from cluster.k8s.submit import (
     JobStatus,
     create_job,
     find_cluster,
@@ -59,13 +47,28 @@ from cluster.submit import (
     read_cluster,
     submitter_template,
 )
-from cluster.sweep import Sweep, SweepSpec, load_sweep
-from cluster.twins import Operator
+from cluster.reduce.leaderboard import build_leaderboard, leaderboard_table
+from cluster.reduce.records import Reduction, RunRow
+from cluster.reduce.reducer import RunDirectory, open_run_directory, reduce_run_dir, write_tables
+from cluster.report.html import write_report
+from cluster.report.show import run_panel
+from cluster.sandbox.docker_backend import collect_garbage
+from cluster.sandbox.k8s_backend import collect_garbage as collect_pod_garbage
+from cluster.scheduling.judge_pool import JudgeServerSpec, connected, endpoint_yaml, pool_health, start_pool, stop_pool
+from cluster.scheduling.ray_grid import RayOptions
+from cluster.scheduling.rejudge import parse_judge, rejudge
+from cluster.scheduling.runner import GridOptions, Scheduler, SweepResult, run_sweep
+from cluster.store.ledger import Ledger
+from cluster.store.object_store import StoreLocation, StoreSettings, is_store_url
+from cluster.sweep.inputs import InputsRef, fetch_inputs, resolve_inputs, upload_inputs
+from cluster.sweep.spec import SandboxSpec, Sweep, SweepSpec, load_sweep
+from evaluator.agents.observation import Action, AgentSummary, Observation, StepRecord
+from evaluator.agents.policies import policies
 from evaluator.atomic import write_json_atomic
-from evaluator.budget import SpendingCap
-from evaluator.chat import POOL_NAME, Endpoint
 from evaluator.errors import ConfigError, EvalgridError
 from evaluator.judges import judges
+from evaluator.llm.budget import SpendingCap
+from evaluator.llm.client import POOL_NAME, Endpoint
 from evaluator.models import (
     AgentConfig,
     Artifact,
@@ -76,8 +79,10 @@ from evaluator.models import (
     QuerySet,
     Verdict,
 )
-from evaluator.observation import Action, AgentSummary, Observation, StepRecord
-from evaluator.policies import policies
+
+if TYPE_CHECKING:
+    # argparse gives the type add_subparsers() returns no public name.
+    _Commands = argparse._SubParsersAction[argparse.ArgumentParser]
 
 SCHEMAS: dict[str, type[BaseModel]] = {
     "SweepSpec": SweepSpec, "QuerySet": QuerySet, "Query": Query, "Artifact": Artifact,
@@ -127,7 +132,18 @@ def _parser() -> argparse.ArgumentParser:
                     "functional and aesthetic verdicts with failure attribution.",
     )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    _add_run(sub)
+    _add_sandbox(sub)
+    _add_cluster(sub)
+    _add_judge(sub)
+    _add_rejudge(sub)
+    _add_readers(sub)
+    _add_calibrate(sub)
+    _add_doctor_and_schema(sub)
+    return parser
 
+
+def _add_run(sub: _Commands) -> None:
     run = sub.add_parser("run", help="run or resume a sweep", formatter_class=argparse.RawDescriptionHelpFormatter,
                          description="Run every candidate × query of SWEEP. Re-running the same command resumes: "
                                      "runs with a recorded outcome are skipped, and stage outputs that exist "
@@ -162,6 +178,8 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--no-progress", action="store_true", help="no live progress bar (for logs and CI)")
     run.set_defaults(handler=_cmd_run)
 
+
+def _add_sandbox(sub: _Commands) -> None:
     sandbox = sub.add_parser("sandbox", help="manage sandbox containers")
     sandbox_sub = sandbox.add_subparsers(dest="action", required=True, metavar="ACTION")
     gc = sandbox_sub.add_parser("gc", help="remove sandbox containers whose owner process is gone",
@@ -175,6 +193,8 @@ def _parser() -> argparse.ArgumentParser:
                          "sandbox namespace ($EVALGRID_K8S_SANDBOX's, else the current one)")
     gc.set_defaults(handler=_cmd_sandbox_gc)
 
+
+def _add_cluster(sub: _Commands) -> None:
     kube = sub.add_parser("cluster", help="run sweeps on Kubernetes (a RayCluster from the evalgrid Helm chart)")
     kube_sub = kube.add_subparsers(dest="action", required=True, metavar="ACTION")
     submit = kube_sub.add_parser(
@@ -200,6 +220,8 @@ def _parser() -> argparse.ArgumentParser:
     job.add_argument("--follow", action="store_true", help="poll until the job ends")
     job.set_defaults(handler=_cmd_cluster_status)
 
+
+def _add_judge(sub: _Commands) -> None:
     judge = sub.add_parser("judge", help="judge models on your own GPUs: vLLM servers as Ray actors")
     judge_sub = judge.add_subparsers(dest="action", required=True, metavar="ACTION")
     serve = judge_sub.add_parser(
@@ -237,6 +259,8 @@ def _parser() -> argparse.ArgumentParser:
         cmd.add_argument("--ray-address", default="auto", help="Ray cluster (default: auto)")
         cmd.set_defaults(handler=_cmd_judge_status if action == "status" else _cmd_judge_stop)
 
+
+def _add_rejudge(sub: _Commands) -> None:
     rejudge_cmd = sub.add_parser(
         "rejudge", help="score a run directory's stored evidence with another judge (no browser)",
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -256,6 +280,8 @@ def _parser() -> argparse.ArgumentParser:
     rejudge_cmd.add_argument("--budget-usd", type=float, help="stop making paid calls past this spending")
     rejudge_cmd.set_defaults(handler=_cmd_rejudge)
 
+
+def _add_readers(sub: _Commands) -> None:
     status = sub.add_parser("status", help="outcome counts of a run directory")
     status.add_argument("run_dir", type=Path)
     status.set_defaults(handler=_cmd_status)
@@ -282,6 +308,8 @@ def _parser() -> argparse.ArgumentParser:
     show.add_argument("--run-dir", type=Path, help="run directory (default: search runs/*)")
     show.set_defaults(handler=_cmd_show)
 
+
+def _add_calibrate(sub: _Commands) -> None:
     calibrate = sub.add_parser(
         "calibrate", help="measure a judge and agent on working apps and their broken twins",
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -314,6 +342,8 @@ def _parser() -> argparse.ArgumentParser:
     calibrate.add_argument("--no-progress", action="store_true", help="a line per run instead of a progress bar")
     calibrate.set_defaults(handler=_cmd_calibrate)
 
+
+def _add_doctor_and_schema(sub: _Commands) -> None:
     doctor = sub.add_parser(
         "doctor", help="check this host's tools for set-up (as `make doctor` does)",
         description="Report, for every host tool evalgrid's set-up relies on (Chromium, ffmpeg, the Docker engine, "
@@ -332,10 +362,24 @@ def _parser() -> argparse.ArgumentParser:
                         help=f"one record type, or {PLUGIN_OPTIONS} for each judge's and agent policy's options "
                              "(default: all)")
     schema.set_defaults(handler=_cmd_schema)
-    return parser
 
 
 def _cmd_run(args: argparse.Namespace, console: Console) -> int:
+    sweep, inputs = _sweep_to_run(args, console)
+    run_dir, store = _run_location(args, sweep, inputs)
+    where = f"{store.url} (staging: {run_dir})" if store else str(run_dir)
+    console.print(f"sweep [bold]{sweep.spec.name}[/]: {len(sweep.spec.candidates)} candidates × "
+                  f"{len(sweep.queries)} queries = {sweep.size} runs → {where}", highlight=False)
+    _describe_sandbox(sweep.spec.sandbox, console)
+    grid = GridOptions(scheduler=args.scheduler, workers=sweep.spec.concurrency,
+                       ray=RayOptions(shard_size=args.shard_size, address=args.ray_address))
+    result = _run_with_progress(sweep, run_dir, grid, console, no_progress=args.no_progress, store=store,
+                                inputs=inputs)
+    return _report_run(result, sweep, run_dir, where, console)
+
+
+def _sweep_to_run(args: argparse.Namespace, console: Console) -> tuple[Sweep, InputsRef | None]:
+    """The sweep file (or the packed inputs) with the command line's overrides."""
     inputs: InputsRef | None = None
     if (args.sweep is None) == (args.inputs is None):
         raise ConfigError("give a sweep file or --inputs URL (one of them)")
@@ -356,20 +400,23 @@ def _cmd_run(args: argparse.Namespace, console: Console) -> int:
         raise ConfigError("--shard-size must be at least 1")
     if update:
         sweep = type(sweep)(spec=sweep.spec.model_copy(update=update), path=sweep.path, queries=sweep.queries)
-    store: StoreSettings | None = None
+    return sweep, inputs
+
+
+def _run_location(args: argparse.Namespace, sweep: Sweep, inputs: InputsRef | None
+                  ) -> tuple[Path, StoreSettings | None]:
+    """The local run directory (the staging copy, for an s3:// one) and the object store, if any."""
     if args.run_dir and is_store_url(args.run_dir):
         location = StoreLocation.parse(args.run_dir)
         store = StoreSettings(url=location.url, endpoint_url=args.s3_endpoint, encryption=args.sse,
                               kms_key_id=args.sse_kms_key)
-        run_dir = args.staging_dir or _cache_home() / "evalgrid" / "s3" / location.bucket / location.prefix
-    else:
-        if args.staging_dir or args.sse != "none" or args.sse_kms_key or (args.s3_endpoint and not inputs):
-            raise ConfigError("--staging-dir, --s3-endpoint and --sse apply only to an s3:// --run-dir")
-        run_dir = Path(args.run_dir) if args.run_dir else Path("runs") / sweep.spec.name
-    where = f"{store.url} (staging: {run_dir})" if store else str(run_dir)
-    console.print(f"sweep [bold]{sweep.spec.name}[/]: {len(sweep.spec.candidates)} candidates × "
-                  f"{len(sweep.queries)} queries = {sweep.size} runs → {where}", highlight=False)
-    box = sweep.spec.sandbox
+        return args.staging_dir or _cache_home() / "evalgrid" / "s3" / location.bucket / location.prefix, store
+    if args.staging_dir or args.sse != "none" or args.sse_kms_key or (args.s3_endpoint and not inputs):
+        raise ConfigError("--staging-dir, --s3-endpoint and --sse apply only to an s3:// --run-dir")
+    return (Path(args.run_dir) if args.run_dir else Path("runs") / sweep.spec.name), None
+
+
+def _describe_sandbox(box: SandboxSpec, console: Console) -> None:
     if box.backend == "kubernetes":
         console.print(f"sandbox: kubernetes pods — egress denied by the chart's NetworkPolicy, non-root, read-only "
                       f"root, all capabilities dropped, memory {box.memory}, cpus {box.cpus}", highlight=False)
@@ -379,10 +426,10 @@ def _cmd_run(args: argparse.Namespace, console: Console) -> int:
     else:
         console.print(f"sandbox: docker {box.image} — no network, non-root, read-only root, all capabilities "
                       f"dropped, memory {box.memory}, cpus {box.cpus}, pids {box.pids}", highlight=False)
-    grid = GridOptions(scheduler=args.scheduler, workers=sweep.spec.concurrency,
-                       ray=RayOptions(shard_size=args.shard_size, address=args.ray_address))
-    result = _run_with_progress(sweep, run_dir, grid, console, no_progress=args.no_progress, store=store,
-                                inputs=inputs)
+
+
+def _report_run(result: SweepResult, sweep: Sweep, run_dir: Path, where: str, console: Console) -> int:
+    """Print what the invocation did and the leaderboard; the exit code (3: the budget was reached)."""
     if result.removed_containers:
         console.print(f"removed {len(result.removed_containers)} sandbox container(s) left by dead processes")
     if result.redone:
@@ -410,56 +457,62 @@ def _run_with_progress(sweep: Sweep, run_dir: Path, grid: GridOptions, console: 
                        store: StoreSettings | None = None, inputs: InputsRef | None = None) -> SweepResult:
     """Run ``sweep`` on the grid with a progress bar, a per-worker health line and a line per outcome."""
     console.print(f"scheduler: {grid.scheduler}, {sweep.spec.concurrency} worker(s)", highlight=False)
-    progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                        TextColumn("{task.fields[counts]}"), TimeElapsedColumn(), TextColumn("ETA"),
-                        TimeRemainingColumn(), TextColumn("{task.fields[rate]}"), console=console,
-                        disable=no_progress)
-    counts: Counter[str] = Counter()
-    task = progress.add_task("runs", total=sweep.size, counts="", rate="")
-    # Per-worker health on its own line, without a bar: runs, failures, sandbox restarts, busy/idle.
-    health = Progress(TextColumn("[bold]workers[/] {task.fields[line]}"), console=console, disable=no_progress)
-    workers_task = health.add_task("workers", line="starting ...")
-
-    def on_start(total: int, skipped: int) -> None:
-        if skipped:
-            console.print(f"resuming: {skipped} of {total} runs already have an outcome and are skipped")
-        progress.update(task, completed=skipped)
-
-    def on_outcome(outcome: Outcome) -> None:
-        counts[outcome.status.value] += 1
-        progress.update(task, advance=1, counts=" ".join(f"{k}={v}" for k, v in sorted(counts.items())))
-        if no_progress:
-            score = (f"F={outcome.functional:.1f} A={outcome.aesthetic:.1f}"
-                     if outcome.status is OutcomeStatus.JUDGED else outcome.reason.code.value)
-            console.print(f"  {outcome.candidate_id} × {outcome.query_id}: {outcome.status.value} {score}",
-                          highlight=False)
-
-    started = time.monotonic()
-    done_here = 0
-
-    def count(outcome: Outcome) -> None:
-        nonlocal done_here
-        done_here += 1
-        rate = done_here / max(time.monotonic() - started, 1e-6) * 60
-        progress.update(task, rate=f"{rate:.1f} runs/min")
-        on_outcome(outcome)
+    shown = _ProgressDisplay(console, sweep.size, no_progress=no_progress)
 
     async def main() -> SweepResult:
-        watch: list[asyncio.Task[None]] = []
-
-        def on_scheduler(scheduler: Scheduler) -> None:
-            watch.append(asyncio.create_task(_watch_workers(scheduler, health, workers_task)))
-
         try:
-            return await run_sweep(sweep, run_dir, grid=grid, on_start=on_start, on_outcome=count,
-                                   on_scheduler=on_scheduler, store=store, inputs=inputs)
+            return await run_sweep(sweep, run_dir, grid=grid, observer=shown, store=store, inputs=inputs)
         finally:
-            for watcher in watch:
-                watcher.cancel()
+            shown.stop_watching()
 
-    with Live(Group(progress, health), console=console, transient=False, refresh_per_second=4,
+    with Live(Group(shown.progress, shown.health), console=console, transient=False, refresh_per_second=4,
               redirect_stderr=False) if not no_progress else contextlib.nullcontext():
         return asyncio.run(main())
+
+
+class _ProgressDisplay:
+    """A sweep's progress bar with counts and rate, the workers' health line, and (without the bar) a line per
+    outcome: the :class:`~cluster.scheduling.runner.SweepObserver` of ``evalgrid run``."""
+
+    def __init__(self, console: Console, total: int, *, no_progress: bool) -> None:
+        self.console, self.no_progress = console, no_progress
+        self.progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                                 TextColumn("{task.fields[counts]}"), TimeElapsedColumn(), TextColumn("ETA"),
+                                 TimeRemainingColumn(), TextColumn("{task.fields[rate]}"), console=console,
+                                 disable=no_progress)
+        self.task = self.progress.add_task("runs", total=total, counts="", rate="")
+        # Per-worker health on its own line, without a bar: runs, failures, sandbox restarts, busy/idle.
+        self.health = Progress(TextColumn("[bold]workers[/] {task.fields[line]}"), console=console,
+                               disable=no_progress)
+        self.workers_task = self.health.add_task("workers", line="starting ...")
+        self.counts: Counter[str] = Counter()
+        self.started = time.monotonic()
+        self.done_here = 0
+        self.watchers: list[asyncio.Task[None]] = []
+
+    def on_start(self, total: int, skipped: int) -> None:
+        if skipped:
+            self.console.print(f"resuming: {skipped} of {total} runs already have an outcome and are skipped")
+        self.progress.update(self.task, completed=skipped)
+
+    def on_scheduler(self, scheduler: Scheduler) -> None:
+        self.watchers.append(asyncio.create_task(_watch_workers(scheduler, self.health, self.workers_task)))
+
+    def on_outcome(self, outcome: Outcome) -> None:
+        self.done_here += 1
+        self.counts[outcome.status.value] += 1
+        rate = self.done_here / max(time.monotonic() - self.started, 1e-6) * 60
+        self.progress.update(self.task, advance=1, rate=f"{rate:.1f} runs/min",
+                             counts=" ".join(f"{k}={v}" for k, v in sorted(self.counts.items())))
+        if self.no_progress:
+            score = (f"F={outcome.functional:.1f} A={outcome.aesthetic:.1f}"
+                     if outcome.status is OutcomeStatus.JUDGED else outcome.reason.code.value)
+            self.console.print(f"  {outcome.candidate_id} × {outcome.query_id}: {outcome.status.value} {score}",
+                               highlight=False)
+
+    def stop_watching(self) -> None:
+        for watcher in self.watchers:
+            watcher.cancel()
 
 
 def _cache_home() -> Path:

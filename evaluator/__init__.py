@@ -5,21 +5,22 @@ judge's functional and aesthetic verdicts on the evidence. ``evaluator`` never i
 
 The public names below are loaded on first use (PEP 562): ``import evaluator`` loads no browser,
 video or model client, and the built-in judges and policies register on the registries' first lookup.
+The registries are ``evaluator.judges`` (the judges subpackage answers ``register``, ``create`` and
+``names`` itself) and ``evaluator.policies``.
 """
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-# The two registries share their modules' names: bound here, after their modules, or the first import of
-# ``evaluator.judges`` would leave ``evaluator.judges`` naming the module instead of the registry.
-from evaluator.judges import judges
-from evaluator.policies import policies
+from evaluator.lazy import lazy_exports
 
 if TYPE_CHECKING:
-    from evaluator.collect import collect_evidence
-    from evaluator.context_pool import ContextPool
+    from evaluator.agents.observation import Action, ActionKind, AgentSummary, Observation, StepRecord
+    from evaluator.agents.policies import Policy, policies
+    from evaluator.answer.extract import ExtractedApp, NotAssessable, extract_app
+    from evaluator.browser.app_host import LOOPBACK, AppHost
+    from evaluator.browser.context_pool import ContextPool
     from evaluator.errors import (
         BrowserUnavailableError,
         BuildUnavailableError,
@@ -32,8 +33,8 @@ if TYPE_CHECKING:
         SandboxError,
         WorkerStartError,
     )
-    from evaluator.evidence import EvidenceBundle, verify_bundle
-    from evaluator.extract import ExtractedApp, NotAssessable, extract_app
+    from evaluator.evidence.bundle import EvidenceBundle, verify_bundle
+    from evaluator.evidence.collect import collect_evidence
     from evaluator.judges import Judge, create_judge
     from evaluator.models import (
         AgentConfig,
@@ -60,53 +61,49 @@ if TYPE_CHECKING:
         Verdict,
         WebEnvironment,
     )
-    from evaluator.observation import Action, ActionKind, AgentSummary, Observation, StepRecord
-    from evaluator.policies import Policy
     from evaluator.run import StagePaths, execute_run, make_run_spec
-    from evaluator.sandbox import LOOPBACK, AppHost
 
 _WHERE = {
-    "Action": "evaluator.observation",
-    "ActionKind": "evaluator.observation",
+    "Action": "evaluator.agents.observation",
+    "ActionKind": "evaluator.agents.observation",
     "AgentConfig": "evaluator.models",
-    "AgentSummary": "evaluator.observation",
-    "AppHost": "evaluator.sandbox",
+    "AgentSummary": "evaluator.agents.observation",
+    "AppHost": "evaluator.browser.app_host",
     "Artifact": "evaluator.models",
     "BrowserUnavailableError": "evaluator.errors",
     "BuildReport": "evaluator.models",
     "BuildUnavailableError": "evaluator.errors",
     "Candidate": "evaluator.models",
-    "collect_evidence": "evaluator.collect",
+    "collect_evidence": "evaluator.evidence.collect",
     "ConfigError": "evaluator.errors",
-    "ContextPool": "evaluator.context_pool",
+    "ContextPool": "evaluator.browser.context_pool",
     "create_judge": "evaluator.judges",
     "Difficulty": "evaluator.models",
     "Dimension": "evaluator.models",
     "EncoderUnavailableError": "evaluator.errors",
     "EvalgridError": "evaluator.errors",
-    "EvidenceBundle": "evaluator.evidence",
+    "EvidenceBundle": "evaluator.evidence.bundle",
     "EvidenceError": "evaluator.errors",
     "EvidenceManifest": "evaluator.models",
     "EvidenceRef": "evaluator.models",
     "execute_run": "evaluator.run",
-    "extract_app": "evaluator.extract",
-    "ExtractedApp": "evaluator.extract",
+    "extract_app": "evaluator.answer.extract",
+    "ExtractedApp": "evaluator.answer.extract",
     "FailureAttribution": "evaluator.models",
     "InfrastructureError": "evaluator.errors",
     "Judge": "evaluator.judges",
     "JudgeConfig": "evaluator.models",
-    "judges": "evaluator.judges",
     "Kind": "evaluator.models",
     "LanguageGroup": "evaluator.models",
-    "LOOPBACK": "evaluator.sandbox",
+    "LOOPBACK": "evaluator.browser.app_host",
     "make_run_spec": "evaluator.run",
     "MirroredPackage": "evaluator.models",
-    "NotAssessable": "evaluator.extract",
-    "Observation": "evaluator.observation",
+    "NotAssessable": "evaluator.answer.extract",
+    "Observation": "evaluator.agents.observation",
     "Outcome": "evaluator.models",
     "OutcomeStatus": "evaluator.models",
-    "policies": "evaluator.policies",
-    "Policy": "evaluator.policies",
+    "policies": "evaluator.agents.policies",
+    "Policy": "evaluator.agents.policies",
     "Query": "evaluator.models",
     "QuerySet": "evaluator.models",
     "ReasonCode": "evaluator.models",
@@ -116,9 +113,9 @@ _WHERE = {
     "Severity": "evaluator.models",
     "Stack": "evaluator.models",
     "StagePaths": "evaluator.run",
-    "StepRecord": "evaluator.observation",
+    "StepRecord": "evaluator.agents.observation",
     "Verdict": "evaluator.models",
-    "verify_bundle": "evaluator.evidence",
+    "verify_bundle": "evaluator.evidence.bundle",
     "WebEnvironment": "evaluator.models",
     "WorkerStartError": "evaluator.errors",
 }
@@ -175,20 +172,10 @@ __all__ = [
     "create_judge",
     "execute_run",
     "extract_app",
-    "judges",
     "make_run_spec",
     "policies",
     "verify_bundle",
 ]
 
 
-def __getattr__(name: str) -> Any:
-    if name not in _WHERE:
-        raise AttributeError(f"module 'evaluator' has no attribute {name!r}")
-    value = getattr(importlib.import_module(_WHERE[name]), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted([*globals(), *__all__])
+__getattr__, __dir__ = lazy_exports(__name__, _WHERE, __all__)

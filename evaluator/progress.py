@@ -1,7 +1,7 @@
 """How far a run got: what its worker needs when it abandons the run (a hang, a killed sandbox).
 
-:func:`~evaluator.collect.collect_evidence` fills a :class:`RunProgress` as it goes; the worker reads it
-when it abandons the run, to probe the run's pages and to commit the evidence collected up to that point.
+:meth:`~evaluator.evidence.collect.EvidenceCollection.run` fills a :class:`RunProgress` as it goes; the worker reads
+it when it abandons the run, to probe the run's pages and to commit the evidence collected up to that point.
 """
 
 from __future__ import annotations

@@ -15,19 +15,20 @@ from typing import NamedTuple
 
 from playwright.async_api import Browser
 
+from evaluator.answer.extract import NotAssessable, extract_app
+from evaluator.answer.generate import generate, read_answer
 from evaluator.atomic import write_json_atomic
-from evaluator.chat import ModelAccess
+from evaluator.browser.app_host import LOOPBACK, AppHost
+from evaluator.browser.context_pool import ContextPool
 from evaluator.clock import utc_now
-from evaluator.collect import INJECTION_FINDINGS, collect_evidence
-from evaluator.context_pool import ContextPool
 from evaluator.errors import BuildUnavailableError, EncoderUnavailableError, JudgeOutputError, ModelRequestError
-from evaluator.evidence import EvidenceBundle, read_manifest
-from evaluator.extract import NotAssessable, extract_app
-from evaluator.failure_policy import policy_version, score_app_failure
-from evaluator.generate import generate, read_answer
+from evaluator.evidence.bundle import EvidenceBundle, read_manifest
+from evaluator.evidence.collect import INJECTION_FINDINGS, EvidenceCollection
 from evaluator.judges import create_judge
+from evaluator.judges.failure_policy import policy_version, score_app_failure
+from evaluator.judges.llm_judge import INJECTION_FLAG
 from evaluator.keys import COLLECTOR_VERSION, content_key, run_key, sha256_bytes
-from evaluator.llm_judge import INJECTION_FLAG
+from evaluator.llm.client import ModelAccess
 from evaluator.models import (
     AgentConfig,
     AppFailure,
@@ -45,7 +46,6 @@ from evaluator.models import (
     Verdict,
 )
 from evaluator.progress import RunProgress
-from evaluator.sandbox import LOOPBACK, AppHost
 
 FALLBACK_JUDGE = JudgeConfig(name="heuristic")
 """Scores a run whose model judge refused or answered unusably: it reads measured evidence only, no page text."""
@@ -74,14 +74,15 @@ class StagePaths:
 
 def make_run_spec(
     *, candidate: Candidate, query: Query, agent: AgentConfig, judge: JudgeConfig, judge_version: str,
-    answers_dir: Path | None, panel: tuple[tuple[JudgeConfig, str], ...] = (), variant: str | None = None,
-    sample: int = 0,
+    answers_dir: Path | None, panel: tuple[tuple[JudgeConfig, str], ...] = (), cell: tuple[str | None, int] = (None, 0),
 ) -> RunSpec:
     """A run with its content key (candidate, query, agent, judges and their versions, collector version).
 
     ``judge_version`` is ``create_judge(judge).version`` (and ``panel`` pairs each further judge with
-    its version), computed once per sweep by the caller.
+    its version), computed once per sweep by the caller. ``cell`` is the run's prompt variant and sample
+    number (a sweep's ``(variant, sample)``).
     """
+    variant, sample = cell
     key = run_key(candidate, query, agent, judge, judge_version, panel=panel, variant=variant, sample=sample)
     return RunSpec(run_key=key, candidate=candidate, query=query, agent=agent, judge=judge,
                    answers_dir=str(answers_dir) if answers_dir is not None else None,
@@ -97,110 +98,159 @@ async def execute_run(spec: RunSpec, *, browser: Browser, paths: StagePaths, att
     collected in a sandbox is never confused with evidence collected on loopback. ``models`` is
     what generation, an LLM agent and LLM judges may call; the outcome carries what they used.
     ``contexts``: a pool on ``browser`` that makes the run's browser contexts ahead (see
-    :func:`~evaluator.collect.collect_evidence`). ``progress`` is filled by the evidence collection (for a worker that
-    abandons the run). A bundle the app cut short (a hang or crash its worker committed) is scored by the failure
-    policy: ``judged`` with reason ``app_hang`` / ``app_crash`` and functional 0.
+    :class:`~evaluator.evidence.collect.EvidenceCollection`). ``progress`` is filled by the evidence collection (for
+    a worker that abandons the run). A bundle the app cut short (a hang or crash its worker committed) is scored by the
+    failure policy: ``judged`` with reason ``app_hang`` / ``app_crash`` and functional 0.
 
     Raises :class:`~evaluator.errors.InfrastructureError` when the machinery fails (the caller
     decides on retries) and :class:`~evaluator.errors.BudgetExhaustedError` when the sweep's budget
     stops a call (the caller defers the run).
     """
-    started = time.monotonic()
-    access = models.for_run() if models is not None else ModelAccess()
+    run = _Run(spec, paths, attempt=attempt, models=models)
+    notes: list[str] = []
+    raw = await run.answer(notes)
+    if isinstance(raw, Outcome):
+        return raw
+    artifact = run.artifact(raw, notes)
+    if isinstance(artifact, Outcome):
+        return artifact
+    evidence = await run.evidence(artifact, browser=browser, host=host, contexts=contexts, progress=progress)
+    if isinstance(evidence, Outcome):
+        return evidence
+    return await run.judge(*evidence)
 
-    def outcome(status: OutcomeStatus, code: ReasonCode, detail: str = "", *, artifact_key: str | None = None,
-                evidence_key: str | None = None, verdict: Verdict | None = None,
+
+class _Run:
+    """The stages of one run; each returns the run's outcome instead of its output when the run ends there."""
+
+    def __init__(self, spec: RunSpec, paths: StagePaths, *, attempt: int, models: ModelAccess | None) -> None:
+        self._started = time.monotonic()
+        self._spec, self._paths, self._attempt = spec, paths, attempt
+        self._access = models.for_run() if models is not None else ModelAccess()
+        self._artifact_key: str | None = None
+        self._evidence_key: str | None = None
+
+    def outcome(self, status: OutcomeStatus, code: ReasonCode, detail: str = "", *, verdict: Verdict | None = None,
                 panel: list[Verdict] | None = None, flags: tuple[str, ...] = ()) -> Outcome:
+        """The run's outcome, with the keys of the stages it reached and what it used of the models."""
+        spec = self._spec
         everyone = [verdict, *(panel or [])] if verdict is not None else []
         disagreement = ({dim: round(max(getattr(v, dim) for v in everyone) - min(getattr(v, dim) for v in everyone), 3)
                          for dim in ("functional", "aesthetic")} if len(everyone) > 1 else {})
         return Outcome(
             run_key=spec.run_key, candidate_id=spec.candidate.id, query_id=spec.query.id, status=status,
-            reason=OutcomeReason(code=code, detail=detail[:2000]), attempts=attempt, artifact_key=artifact_key,
-            evidence_key=evidence_key, verdict_key=verdict.verdict_key if verdict else None,
+            reason=OutcomeReason(code=code, detail=detail[:2000]), attempts=self._attempt,
+            artifact_key=self._artifact_key, evidence_key=self._evidence_key,
+            verdict_key=verdict.verdict_key if verdict else None,
             functional=verdict.functional if verdict else None, aesthetic=verdict.aesthetic if verdict else None,
             judge_label=verdict.label if verdict else None, variant=spec.variant, sample=spec.sample,
             panel=[PanelVerdict(judge_label=v.label, verdict_key=v.verdict_key, functional=v.functional,
                                 aesthetic=v.aesthetic) for v in panel or []],
             disagreement=disagreement, flags=sorted({*flags, *(flag for v in everyone for flag in v.flags)}),
-            usage=access.meter.usage(), duration_s=round(time.monotonic() - started, 3), finished_at=utc_now(),
+            usage=self._access.meter.usage(), duration_s=round(time.monotonic() - self._started, 3),
+            finished_at=utc_now(),
         )
 
-    notes: list[str] = []
-    if spec.candidate.provider == "replay":
-        raw = read_answer(Path(spec.answers_dir or "."), spec.query.id)
-        if raw is None:
-            return outcome(OutcomeStatus.NON_ASSESSABLE, ReasonCode.MISSING_ANSWER,
-                           f"no answer file for {spec.query.id!r} in {spec.answers_dir}")
-    else:
+    async def answer(self, notes: list[str]) -> bytes | Outcome:
+        """The candidate's answer, replayed from its file or generated (``notes``: what the artifact should say
+        about it)."""
+        spec = self._spec
+        if spec.candidate.provider == "replay":
+            raw = read_answer(Path(spec.answers_dir or "."), spec.query.id)
+            if raw is None:
+                return self.outcome(OutcomeStatus.NON_ASSESSABLE, ReasonCode.MISSING_ANSWER,
+                                    f"no answer file for {spec.query.id!r} in {spec.answers_dir}")
+            return raw
         try:
             generation = await generate(spec.candidate, spec.query, variant=spec.variant, sample=spec.sample,
-                                        models=access, store=paths.root / "generations")
+                                        models=self._access, store=self._paths.root / "generations")
         except ModelRequestError as exc:
-            return outcome(OutcomeStatus.INFRA_ERROR, ReasonCode.MODEL_REQUEST_REFUSED, str(exc))
+            return self.outcome(OutcomeStatus.INFRA_ERROR, ReasonCode.MODEL_REQUEST_REFUSED, str(exc))
         if generation.refusal and not generation.content.strip():
-            return outcome(OutcomeStatus.NON_ASSESSABLE, ReasonCode.MODEL_REFUSED,
-                           f"the candidate model refused: {generation.refusal[:500]}")
-        raw = generation.content.encode("utf-8")
+            return self.outcome(OutcomeStatus.NON_ASSESSABLE, ReasonCode.MODEL_REFUSED,
+                                f"the candidate model refused: {generation.refusal[:500]}")
         if generation.finish_reason == "length":
             notes.append("the answer was cut off at max_tokens")
-    artifact_key = content_key("artifact", spec.candidate.id, spec.candidate.params, spec.query, sha256_bytes(raw))
-    extracted = extract_app(raw)
-    if isinstance(extracted, NotAssessable):
-        return outcome(OutcomeStatus.NON_ASSESSABLE, extracted.code, extracted.detail, artifact_key=artifact_key)
-    artifact = Artifact(
-        key=artifact_key, candidate_id=spec.candidate.id, query_id=spec.query.id, files=extracted.files,
-        entrypoint=extracted.entrypoint, stack=extracted.stack, answer_sha256=sha256_bytes(raw),
-        rejected=extracted.rejected, notes=[*extracted.notes, *notes],
-    )
-    artifact_path = paths.artifact(artifact_key)
-    if not artifact_path.exists():
-        artifact_path.parent.mkdir(parents=True, exist_ok=True)
-        write_json_atomic(artifact_path, artifact)
+        return generation.content.encode("utf-8")
 
-    evidence_key = content_key("evidence", artifact_key, spec.agent, host.label, COLLECTOR_VERSION)
-    bundle_dir = paths.evidence(evidence_key)
-    manifest = read_manifest(bundle_dir)
-    if manifest is None:
-        shutil.rmtree(bundle_dir, ignore_errors=True)  # a partial bundle from a crashed attempt
-        try:
-            manifest = await collect_evidence(browser=browser, artifact=artifact, query=spec.query,
-                                              agent=spec.agent, bundle_dir=bundle_dir, evidence_key=evidence_key,
-                                              host=host, models=access, contexts=contexts, progress=progress)
-        except EncoderUnavailableError as exc:
-            return outcome(OutcomeStatus.INFRA_ERROR, ReasonCode.ENCODER_FAILED, str(exc),
-                           artifact_key=artifact_key, evidence_key=evidence_key)
-        except BuildUnavailableError as exc:
-            return outcome(OutcomeStatus.INFRA_ERROR, ReasonCode.BUILD_UNAVAILABLE, str(exc),
-                           artifact_key=artifact_key, evidence_key=evidence_key)
-    if manifest.build is not None and not manifest.build.ok:
-        # The answer does not build offline against the sandbox's packages: the model's failure, with its log.
-        log_tail = (bundle_dir / manifest.build.log_file).read_text(encoding="utf-8", errors="replace")[-1500:]
-        return outcome(OutcomeStatus.NON_ASSESSABLE, ReasonCode.BUILD_FAILED,
-                       f"the {manifest.build.stack} build failed; its log ends:\n{log_tail}",
-                       artifact_key=artifact_key, evidence_key=evidence_key)
+    def artifact(self, raw: bytes, notes: list[str]) -> Artifact | Outcome:
+        """The app extracted from the answer, stored under its key."""
+        spec = self._spec
+        self._artifact_key = key = content_key("artifact", spec.candidate.id, spec.candidate.params, spec.query,
+                                               sha256_bytes(raw))
+        extracted = extract_app(raw)
+        if isinstance(extracted, NotAssessable):
+            return self.outcome(OutcomeStatus.NON_ASSESSABLE, extracted.code, extracted.detail)
+        artifact = Artifact(
+            key=key, candidate_id=spec.candidate.id, query_id=spec.query.id, files=extracted.files,
+            entrypoint=extracted.entrypoint, stack=extracted.stack, answer_sha256=sha256_bytes(raw),
+            rejected=extracted.rejected, notes=[*extracted.notes, *notes],
+        )
+        artifact_path = self._paths.artifact(key)
+        if not artifact_path.exists():
+            artifact_path.parent.mkdir(parents=True, exist_ok=True)
+            write_json_atomic(artifact_path, artifact)
+        return artifact
 
-    verdicts: list[Verdict] = []
-    flags: list[str] = evidence_flags(bundle_dir)
-    code, detail = ReasonCode.OK, ""
-    for config in (spec.judge, *spec.panel):
-        try:
-            judged = await judge_or_fall_back(config, evidence_key, manifest, bundle_dir, paths, access)
-        except ModelRequestError as exc:
-            return outcome(OutcomeStatus.INFRA_ERROR, ReasonCode.MODEL_REQUEST_REFUSED, str(exc),
-                           artifact_key=artifact_key, evidence_key=evidence_key)
-        flags += judged.flags
-        if judged.fallback is None:
-            verdicts.append(judged.verdict)
-        elif config is spec.judge:  # a panel judge that could not judge just leaves the panel
-            code, detail = judged.fallback
-            verdicts.append(judged.verdict)
-    if manifest.incomplete is not None:
-        cut = manifest.incomplete
-        code = _FAILURE_CODES[cut.failure]
-        detail = f"the app's {cut.failure.value} during {cut.phase}: {cut.detail}" + (f"\n{detail}" if detail else "")
-    return outcome(OutcomeStatus.JUDGED, code, detail, artifact_key=artifact_key, evidence_key=evidence_key,
-                   verdict=verdicts[0], panel=verdicts[1:], flags=tuple(flags))
+    async def evidence(self, artifact: Artifact, *, browser: Browser, host: AppHost, contexts: ContextPool | None,
+                       progress: RunProgress | None) -> tuple[str, EvidenceManifest] | Outcome:
+        """The evidence key and the committed bundle's manifest, collected unless stored; the outcome instead when
+        the collection could not run or the app did not build."""
+        self._evidence_key = key = content_key("evidence", artifact.key, self._spec.agent, host.label,
+                                               COLLECTOR_VERSION)
+        bundle_dir = self._paths.evidence(key)
+        manifest = read_manifest(bundle_dir)
+        if manifest is None:
+            shutil.rmtree(bundle_dir, ignore_errors=True)  # a partial bundle from a crashed attempt
+            try:
+                collection = EvidenceCollection(_pool_on(browser, contexts), bundle_dir, artifact=artifact,
+                                                query=self._spec.query, agent=self._spec.agent, evidence_key=key,
+                                                host=host, models=self._access)
+                manifest = await collection.run(progress)
+            except EncoderUnavailableError as exc:
+                return self.outcome(OutcomeStatus.INFRA_ERROR, ReasonCode.ENCODER_FAILED, str(exc))
+            except BuildUnavailableError as exc:
+                return self.outcome(OutcomeStatus.INFRA_ERROR, ReasonCode.BUILD_UNAVAILABLE, str(exc))
+        if manifest.build is not None and not manifest.build.ok:
+            # The answer does not build offline against the sandbox's packages: the model's failure, with its log.
+            log_tail = (bundle_dir / manifest.build.log_file).read_text(encoding="utf-8", errors="replace")[-1500:]
+            return self.outcome(OutcomeStatus.NON_ASSESSABLE, ReasonCode.BUILD_FAILED,
+                                f"the {manifest.build.stack} build failed; its log ends:\n{log_tail}")
+        return key, manifest
+
+    async def judge(self, evidence_key: str, manifest: EvidenceManifest) -> Outcome:
+        """The verdicts of the run's judge and panel on the evidence: the run's outcome."""
+        spec, bundle_dir = self._spec, self._paths.evidence(evidence_key)
+        verdicts: list[Verdict] = []
+        flags: list[str] = evidence_flags(bundle_dir)
+        code, detail = ReasonCode.OK, ""
+        for config in (spec.judge, *spec.panel):
+            try:
+                judged = await judge_or_fall_back(config, evidence_key, manifest, bundle_dir, self._paths,
+                                                  self._access)
+            except ModelRequestError as exc:
+                return self.outcome(OutcomeStatus.INFRA_ERROR, ReasonCode.MODEL_REQUEST_REFUSED, str(exc))
+            flags += judged.flags
+            if judged.fallback is None:
+                verdicts.append(judged.verdict)
+            elif config is spec.judge:  # a panel judge that could not judge just leaves the panel
+                code, detail = judged.fallback
+                verdicts.append(judged.verdict)
+        if manifest.incomplete is not None:
+            cut = manifest.incomplete
+            code = _FAILURE_CODES[cut.failure]
+            detail = (f"the app's {cut.failure.value} during {cut.phase}: {cut.detail}"
+                      + (f"\n{detail}" if detail else ""))
+        return self.outcome(OutcomeStatus.JUDGED, code, detail, verdict=verdicts[0], panel=verdicts[1:],
+                            flags=tuple(flags))
+
+
+def _pool_on(browser: Browser, contexts: ContextPool | None) -> ContextPool:
+    if contexts is None:
+        return ContextPool(browser)
+    if contexts.browser is not browser:
+        raise ValueError("execute_run: the context pool belongs to another browser; pass the pool made on it")
+    return contexts
 
 
 class Judged(NamedTuple):

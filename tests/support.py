@@ -12,7 +12,7 @@ from typing import TypeVar
 import pytest
 from playwright.async_api import Browser, async_playwright
 
-from evaluator.browser import launch_browser
+from evaluator.browser.launch import launch_browser
 from evaluator.models import Artifact, Difficulty, Kind, Query, Stack
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -1,7 +1,7 @@
 """``evalgrid calibrate``: how well a (judge, agent) pair tells working apps from their broken twins.
 
 The suite (``fixtures/calibration/``) is a set of working apps, each an answer file with a YAML record of
-its query and the features it has. Twins are made from them by ``cluster.twins``; the apps and their twins
+its query and the features it has. Twins are made from them by ``cluster.calibration.twins``; the apps and their twins
 become one sweep that runs through the grid like any other (one candidate; a query per app and per twin,
 ``<app>.<original|operator>.<answer hash>``), so verdicts are reused by content key. The measures:
 
@@ -30,12 +30,12 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from rich.table import Table
 
-from cluster.twins import EXCLUDED_BY, REQUIRES, Operator, make_twin
+from cluster.calibration.twins import EXCLUDED_BY, REQUIRES, Operator, make_twin
 from evaluator.errors import ConfigError
 from evaluator.keys import content_key, sha256_bytes
 from evaluator.models import AgentConfig, JudgeConfig, Outcome, OutcomeStatus, Query
 
-SUITE = Path(__file__).resolve().parents[1] / "fixtures" / "calibration"
+SUITE = Path(__file__).resolve().parents[2] / "fixtures" / "calibration"
 CANDIDATE = "calibration"
 ORIGINAL = "original"
 Feature = Literal["enter", "checkbox", "delete", "click", "keyboard", "canvas"]

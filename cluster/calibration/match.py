@@ -3,7 +3,7 @@
 ``evalgrid calibrate`` writes ``RUN_DIR/calibrations/<key>.json``, its key the hash of (judge version, judge
 config, agent config). A sweep's scores are calibrated by the record with exactly those three: the report
 shows it beside the leaderboard, or says that there is none and how to make it. Records are matched on the
-fields their key is made of (read from the records), so the key's formula stays in :mod:`cluster.calibrate`.
+fields their key is made of (read from the records), so the key's formula stays in :mod:`cluster.calibration.calibrate`.
 """
 
 from __future__ import annotations
@@ -14,9 +14,9 @@ from typing import NamedTuple
 
 from pydantic import ValidationError
 
-from cluster.calibrate import Calibration, stored_judge_version
-from cluster.results import ResultsLog
-from cluster.sweep import SweepSpec
+from cluster.calibration.calibrate import Calibration, stored_judge_version
+from cluster.store.results_log import ResultsLog
+from cluster.sweep.spec import SweepSpec
 from evaluator.models import AgentConfig, JudgeConfig
 
 

@@ -5,7 +5,7 @@ sandbox, the agent and the judge see nothing special. Each operator is generic: 
 the app and applies as well to apps nobody here wrote.
 
 - Functional operators break one behaviour and leave the first screen as it was. Most are a small script
-  (``cluster/twin_shims/<operator>.js``) placed before the app's own code: in an HTML page, the first
+  (``cluster/calibration/twin_shims/<operator>.js``) placed before the app's own code: in an HTML page, the first
   element of ``<head>``; in a built component, its first statement. ``scripts_removed``
   instead deletes the app's own scripts (CDN libraries stay), which leaves a script-rendered app blank.
 - Aesthetic operators damage the design and leave the function: every stylesheet switched off, the layout
@@ -92,7 +92,7 @@ _SCRIPT_SETUP = re.compile(r"<script\b[^>]*\bsetup\b[^>]*>\n?", re.I)
 @functools.cache
 def shim(operator: Operator) -> str:
     """The script that makes ``operator``'s twin (package data, versioned with the code)."""
-    path = resources.files("cluster").joinpath(f"twin_shims/{operator.value}.js")
+    path = resources.files("cluster.calibration").joinpath(f"twin_shims/{operator.value}.js")
     if not path.is_file():
         raise ConfigError(f"operator {operator.value} has no shim: it works on the source (see make_twin)")
     return path.read_text(encoding="utf-8")

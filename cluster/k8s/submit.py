@@ -1,7 +1,7 @@
 """Sweeps on Kubernetes: submit one as a KubeRay ``RayJob`` on the chart's RayCluster, and follow it.
 
 ``evalgrid cluster submit`` packs the sweep's inputs into the run directory's object store
-(:mod:`cluster.inputs`), then creates a RayJob whose entrypoint is ``evalgrid run --inputs …`` on
+(:mod:`cluster.sweep.inputs`), then creates a RayJob whose entrypoint is ``evalgrid run --inputs …`` on
 the RayCluster the Helm chart installed. The job's name is derived from the inputs and the run
 directory, so submitting the same sweep twice is refused instead of running it twice.
 
@@ -26,8 +26,8 @@ from kubernetes import client as k8s
 from kubernetes.client.exceptions import ApiException
 from pydantic import BaseModel, ConfigDict
 
-from cluster.inputs import InputsRef
-from cluster.kube import api_client
+from cluster.k8s.api import api_client
+from cluster.sweep.inputs import InputsRef
 from evaluator.errors import ConfigError, InfrastructureError
 
 GROUP, VERSION, PLURAL = "ray.io", "v1", "rayjobs"

@@ -3,7 +3,7 @@
 Scoring rule: a judged run counts with its scores; a non-assessable run (no answer, no code,
 garbage) counts as 0.0 on both dimensions, because producing nothing runnable is the candidate's
 failure; an app that hung or crashed the run is judged too (functional 0.0, aesthetic from the Static
-Perception before it: see :mod:`evaluator.failure_policy`), else a model whose apps freeze would rank
+Perception before it: see :mod:`evaluator.judges.failure_policy`), else a model whose apps freeze would rank
 above one whose apps render badly. Only the machinery's failures (infrastructure errors, timeouts the
 hang probe did not pin on the app) are excluded from the means; they are counted, and their rate per
 candidate is shown with a warning when it differs between candidates by more than
@@ -21,7 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from rich.markup import escape
 from rich.table import Table
 
-from cluster.scoring import SampleReduce, candidate_means, cell_score, run_scores
+from cluster.reduce.scoring import OutcomeCounts, SampleReduce, candidate_means, cell_score, run_scores
 from evaluator.models import ModelUsage, Outcome, OutcomeStatus, ReasonCode
 
 SCORING_NOTE = ("Means over judged runs, with non-assessable runs scored 0.0 and app hangs and crashes scored "
@@ -31,31 +31,9 @@ EXCLUSION_SPREAD_WARN = 0.05
 """Excluded-run rates that differ between candidates by more than this (5 percentage points) get a warning."""
 
 
-class LeaderboardRow(BaseModel):
+class LeaderboardRow(OutcomeCounts):
     """One candidate's line."""
 
-    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
-
-    rank: int
-    """1 is best, by overall mean."""
-    candidate_id: str
-    """The candidate."""
-    runs: int
-    """Runs with an outcome."""
-    judged: int
-    """Runs with a verdict."""
-    non_assessable: int
-    """Runs whose answer held nothing runnable (scored 0.0)."""
-    infra_error: int
-    """Runs lost to the infrastructure (excluded)."""
-    timeout: int
-    """Runs that hit the time limit for the machinery's reasons (excluded)."""
-    hang: int = 0
-    """Judged runs the app hung (scored: functional 0)."""
-    crash: int = 0
-    """Judged runs the app crashed (scored: functional 0)."""
-    infra_error_rate: float | None = None
-    """Share of the candidate's runs excluded as the machinery's failures (infra errors and timeouts)."""
     functional: float | None
     """Mean functional score, 0.0-8.0."""
     aesthetic: float | None

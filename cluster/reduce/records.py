@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from cluster.reduce.scoring import OutcomeCounts
 from evaluator.models import ModelUsage
 
 
@@ -101,29 +102,9 @@ class Accessibility(_Model):
     """WebAccessBench's overall 0-100 score: 0.5·Q_err + 0.3·Q_dom + 0.2·Z, rounded."""
 
 
-class CandidateSummary(_Model):
+class CandidateSummary(OutcomeCounts):
     """One candidate across the sweep."""
 
-    rank: int
-    """1 is best, by overall mean."""
-    candidate_id: str
-    """The candidate."""
-    runs: int
-    """Runs with an outcome."""
-    judged: int
-    """Runs with a verdict."""
-    non_assessable: int
-    """Runs scored 0.0 because the answer held nothing runnable."""
-    infra_error: int
-    """Runs lost to the infrastructure (excluded from means)."""
-    timeout: int
-    """Runs that hit the time limit for the machinery's reasons (excluded from means)."""
-    hang: int = 0
-    """Judged runs the app hung (functional 0, counted in the means)."""
-    crash: int = 0
-    """Judged runs the app crashed (functional 0, counted in the means)."""
-    infra_error_rate: float | None = None
-    """Share of the candidate's runs excluded as the machinery's (infra errors and timeouts)."""
     functional: Interval | None
     """Functional mean with its interval."""
     aesthetic: Interval | None

@@ -24,9 +24,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from pydantic import ValidationError
 
-from cluster import statistics as st
-from cluster.leaderboard import exclusion_warning, infra_error_rate, usage_totals
-from cluster.reduction import (
+from cluster.reduce import statistics as st
+from cluster.reduce.leaderboard import exclusion_warning, infra_error_rate, usage_totals
+from cluster.reduce.records import (
     Accessibility,
     Agreement,
     CandidateSummary,
@@ -38,9 +38,9 @@ from cluster.reduction import (
     RunRow,
     SliceCell,
 )
-from cluster.results import ResultsLog
-from cluster.scoring import SampleReduce, candidate_means, cell_score, rounded, run_scores
-from cluster.sweep import PLAN_FILE, RecordedPlan, SweepSpec, load_sweep
+from cluster.reduce.scoring import SampleReduce, candidate_means, cell_score, rounded, run_scores
+from cluster.store.results_log import ResultsLog
+from cluster.sweep.spec import PLAN_FILE, RecordedPlan, SweepSpec, load_sweep
 from evaluator.atomic import write_json_atomic
 from evaluator.errors import ConfigError
 from evaluator.models import ModelUsage, Outcome, OutcomeStatus, Query, ReasonCode
@@ -132,6 +132,22 @@ def _recorded_plan(run_dir: Path, saved: dict[str, Any]) -> _Plan | None:
                  f"no recorded plan: reduced with the sweep file {sweep.path} as it is now")
 
 
+@dataclass(frozen=True)
+class ReduceOptions:
+    """How a run directory is reduced (none of it changes which outcomes count)."""
+
+    pass_threshold: float = 6.0
+    """Overall score (0-8) a run needs to pass."""
+    samples: int = 1000
+    """Bootstrap resamples."""
+    seed: int = 0
+    """Seed of the bootstrap."""
+    human_ratings: dict[tuple[str, str], dict[str, float]] = field(default_factory=dict)
+    """Human scores by (candidate, query), correlated with each judge's."""
+    sample_reduce: SampleReduce = "mean"
+    """How several samples of a (candidate, query, variant) cell combine."""
+
+
 def reduce_run_dir(
     run_dir: Path, *, pass_threshold: float = 6.0, samples: int = 1000, seed: int = 0,
     human_ratings: Path | None = None,
@@ -140,89 +156,93 @@ def reduce_run_dir(
     directory = open_run_directory(run_dir)
     verdicts = _read_verdicts(run_dir / "verdicts")
     rows = [_row(o, directory.queries.get(o.query_id), verdicts, run_dir) for o in directory.outcomes]
-    humans = _read_human_ratings(human_ratings) if human_ratings else {}
-    reduction = reduce_rows(
-        directory.name, directory.candidates, rows, verdicts, pass_threshold=pass_threshold, samples=samples,
-        seed=seed, human_ratings=humans, sample_reduce=directory.sample_reduce,
-        usage=[u for o in directory.outcomes for u in o.usage],
-    )
+    options = ReduceOptions(pass_threshold=pass_threshold, samples=samples, seed=seed,
+                            human_ratings=_read_human_ratings(human_ratings) if human_ratings else {},
+                            sample_reduce=directory.sample_reduce)
+    reduction = reduce_rows(directory.name, directory.candidates, rows, verdicts, options,
+                            usage=[u for o in directory.outcomes for u in o.usage])
     return reduction, rows
 
 
-def reduce_rows(
-    sweep: str, candidates: Sequence[str], rows: Sequence[RunRow], verdicts: dict[str, _VerdictFacts], *,
-    pass_threshold: float, samples: int, seed: int, human_ratings: dict[tuple[str, str], dict[str, float]],
-    sample_reduce: SampleReduce = "mean", usage: Sequence[ModelUsage] = (),
-) -> Reduction:
+def reduce_rows(sweep: str, candidates: Sequence[str], rows: Sequence[RunRow], verdicts: dict[str, _VerdictFacts],
+                options: ReduceOptions, *, usage: Sequence[ModelUsage] = ()) -> Reduction:
     """The reduction of already-flattened rows (``verdicts`` by verdict key, for costs and judges).
 
     Statistics count each (candidate, query, variant) cell once: several samples of a cell are
-    reduced first (``sample_reduce``); the counts of runs are of runs.
+    reduced first (``options.sample_reduce``); the counts of runs are of runs.
     """
-    all_rows = rows
-    rows = _cells(rows, sample_reduce)
-    scored = [r for r in rows if r.functional is not None and r.aesthetic is not None]
-    query_ids = sorted({r.query_id for r in rows})
-    qindex = {q: i for i, q in enumerate(query_ids)}
+    cells = _cells(rows, options.sample_reduce)
+    scored = [r for r in cells if r.functional is not None and r.aesthetic is not None]
     cindex = {c: i for i, c in enumerate(candidates)}
-    for r in rows:
+    for r in cells:
         cindex.setdefault(r.candidate_id, len(cindex))
     names = list(cindex)
-    overall = np.full((len(query_ids), len(names)), np.nan)
-    for r in scored:
-        overall[qindex[r.query_id], cindex[r.candidate_id]] = (r.functional + r.aesthetic) / 2  # type: ignore[operator]
-
-    summaries = []
-    for offset, name in enumerate(names):
-        mine = [r for r in rows if r.candidate_id == name]
-        mine_scored = [r for r in mine if r.functional is not None]
-        every = [r for r in all_rows if r.candidate_id == name]
-        count = {s: sum(r.status == s.value for r in every) for s in OutcomeStatus}
-        failed = {code: sum(r.status == OutcomeStatus.JUDGED.value and r.reason_code == code.value for r in every)
-                  for code in (ReasonCode.APP_HANG, ReasonCode.APP_CRASH)}
-        intervals: dict[str, Interval | None] = {"functional": None, "aesthetic": None, "overall": None}
-        if mine_scored:
-            values = {
-                "functional": [float(r.functional or 0.0) for r in mine_scored],
-                "aesthetic": [float(r.aesthetic or 0.0) for r in mine_scored],
-            }
-            values["overall"] = [(f + a) / 2 for f, a in zip(values["functional"], values["aesthetic"], strict=True)]
-            means = candidate_means(list(zip(values["functional"], values["aesthetic"], strict=True)))
-            for i, dim in enumerate(("functional", "aesthetic", "overall")):
-                m = st.bootstrap_mean(values[dim], samples=samples, seed=seed + 7919 * offset + i)
-                intervals[dim] = Interval(mean=means[i], low=rounded(m.low), high=rounded(m.high), n=m.n)
-        summaries.append(CandidateSummary(
-            rank=0, candidate_id=name, runs=len(every), judged=count[OutcomeStatus.JUDGED],
-            non_assessable=count[OutcomeStatus.NON_ASSESSABLE], infra_error=count[OutcomeStatus.INFRA_ERROR],
-            timeout=count[OutcomeStatus.TIMEOUT], hang=failed[ReasonCode.APP_HANG], crash=failed[ReasonCode.APP_CRASH],
-            infra_error_rate=infra_error_rate(len(every), count[OutcomeStatus.INFRA_ERROR],
-                                              count[OutcomeStatus.TIMEOUT]),
-            functional=intervals["functional"],
-            aesthetic=intervals["aesthetic"], overall=intervals["overall"],
-            pass_rate=(round(st.pass_rate([(float(r.functional or 0) + float(r.aesthetic or 0)) / 2
-                                            for r in mine_scored], pass_threshold), 4) if mine_scored else None),
-            failure_costs=_failure_costs(mine_scored, verdicts),
-            accessibility=_accessibility(mine),
-            cost_usd=round(sum(r.cost_usd for r in every), 6), tokens=sum(r.tokens for r in every),
-        ))
-    summaries.sort(key=lambda s: (s.overall is None, -(s.overall.mean if s.overall else 0.0), s.candidate_id))
+    summaries = sorted((_summary(name, offset, cells, rows, verdicts, options) for offset, name in enumerate(names)),
+                       key=lambda s: (s.overall is None, -(s.overall.mean if s.overall else 0.0), s.candidate_id))
     summaries = [s.model_copy(update={"rank": i + 1}) for i, s in enumerate(summaries)]
-
+    overall = _overall_matrix(cells, names)
+    judged = {r.evidence_key for r in cells if r.evidence_key}
+    samples, seed = options.samples, options.seed
     return Reduction(
-        sweep=sweep, judge_labels=sorted({v.label for v in verdicts.values()}), pass_threshold=pass_threshold,
+        sweep=sweep, judge_labels=sorted({v.label for v in verdicts.values()}), pass_threshold=options.pass_threshold,
         bootstrap_samples=samples, candidates=summaries,
-        slices=_slices(scored, names, threshold=pass_threshold, samples=min(samples, _SLICE_SAMPLES), seed=seed),
+        slices=_slices(scored, names, threshold=options.pass_threshold, samples=min(samples, _SLICE_SAMPLES),
+                       seed=seed),
         pairwise=_pairwise(overall, names), ratings=_ratings(overall, names, samples, seed),
-        judges=_judge_stats(verdicts, {r.evidence_key for r in rows if r.evidence_key}),
-        judge_agreement=_judge_agreement(verdicts, {r.evidence_key for r in rows if r.evidence_key}),
-        human_agreement=_human_agreement(rows, verdicts, human_ratings), sample_reduce=sample_reduce,
+        judges=_judge_stats(verdicts, judged), judge_agreement=_judge_agreement(verdicts, judged),
+        human_agreement=_human_agreement(cells, verdicts, options.human_ratings), sample_reduce=options.sample_reduce,
         usage=usage_totals(usage),
         exclusion_warning=exclusion_warning({s.candidate_id: s.infra_error_rate for s in summaries}),
     )
 
 
+def _overall_matrix(cells: Sequence[RunRow], names: list[str]) -> np.ndarray:
+    """Overall scores, a row per query of any cell and a column per candidate (NaN where a cell has none)."""
+    query_ids = sorted({r.query_id for r in cells})
+    qindex = {q: i for i, q in enumerate(query_ids)}
+    cindex = {c: i for i, c in enumerate(names)}
+    overall = np.full((len(query_ids), len(names)), np.nan)
+    for r in cells:
+        if r.functional is not None and r.aesthetic is not None:
+            overall[qindex[r.query_id], cindex[r.candidate_id]] = (r.functional + r.aesthetic) / 2
+    return overall
+
+
+def _summary(name: str, offset: int, cells: Sequence[RunRow], rows: Sequence[RunRow],
+             verdicts: dict[str, _VerdictFacts], options: ReduceOptions) -> CandidateSummary:
+    """One candidate's line: intervals over its cells, counts over its runs (``offset`` varies its seed)."""
+    mine = [r for r in cells if r.candidate_id == name]
+    mine_scored = [r for r in mine if r.functional is not None]
+    every = [r for r in rows if r.candidate_id == name]
+    count = {s: sum(r.status == s.value for r in every) for s in OutcomeStatus}
+    failed = {code: sum(r.status == OutcomeStatus.JUDGED.value and r.reason_code == code.value for r in every)
+              for code in (ReasonCode.APP_HANG, ReasonCode.APP_CRASH)}
+    intervals: dict[str, Interval | None] = {"functional": None, "aesthetic": None, "overall": None}
+    if mine_scored:
+        values = {
+            "functional": [float(r.functional or 0.0) for r in mine_scored],
+            "aesthetic": [float(r.aesthetic or 0.0) for r in mine_scored],
+        }
+        values["overall"] = [(f + a) / 2 for f, a in zip(values["functional"], values["aesthetic"], strict=True)]
+        means = candidate_means(list(zip(values["functional"], values["aesthetic"], strict=True)))
+        for i, dim in enumerate(("functional", "aesthetic", "overall")):
+            m = st.bootstrap_mean(values[dim], samples=options.samples, seed=options.seed + 7919 * offset + i)
+            intervals[dim] = Interval(mean=means[i], low=rounded(m.low), high=rounded(m.high), n=m.n)
+    return CandidateSummary(
+        rank=0, candidate_id=name, runs=len(every), judged=count[OutcomeStatus.JUDGED],
+        non_assessable=count[OutcomeStatus.NON_ASSESSABLE], infra_error=count[OutcomeStatus.INFRA_ERROR],
+        timeout=count[OutcomeStatus.TIMEOUT], hang=failed[ReasonCode.APP_HANG], crash=failed[ReasonCode.APP_CRASH],
+        infra_error_rate=infra_error_rate(len(every), count[OutcomeStatus.INFRA_ERROR], count[OutcomeStatus.TIMEOUT]),
+        functional=intervals["functional"], aesthetic=intervals["aesthetic"], overall=intervals["overall"],
+        pass_rate=(round(st.pass_rate([(float(r.functional or 0) + float(r.aesthetic or 0)) / 2
+                                        for r in mine_scored], options.pass_threshold), 4) if mine_scored else None),
+        failure_costs=_failure_costs(mine_scored, verdicts), accessibility=_accessibility(mine),
+        cost_usd=round(sum(r.cost_usd for r in every), 6), tokens=sum(r.tokens for r in every),
+    )
+
+
 def _cells(rows: Sequence[RunRow], how: SampleReduce) -> list[RunRow]:
-    """One row per (candidate, query, variant), its scores the cell's (:func:`cluster.scoring.cell_score`)."""
+    """One row per (candidate, query, variant), its scores the cell's (:func:`cluster.reduce.scoring.cell_score`)."""
     groups: dict[tuple[str, str, str | None], list[RunRow]] = defaultdict(list)
     for r in rows:
         groups[(r.candidate_id, r.query_id, r.variant)].append(r)

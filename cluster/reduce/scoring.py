@@ -12,6 +12,8 @@ from collections.abc import Sequence
 from statistics import fmean
 from typing import Literal
 
+from pydantic import BaseModel, ConfigDict
+
 from evaluator.models import OutcomeStatus
 
 SampleReduce = Literal["mean", "best"]
@@ -49,3 +51,30 @@ def candidate_means(cells: Sequence[tuple[float, float]]) -> tuple[float, float,
 def rounded(value: float) -> float:
     """A score or interval bound as reported."""
     return round(value, PLACES)
+
+
+class OutcomeCounts(BaseModel):
+    """A candidate's runs counted as the rule counts them: the start of its leaderboard line and its summary."""
+
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+
+    rank: int
+    """1 is best, by overall mean."""
+    candidate_id: str
+    """The candidate."""
+    runs: int
+    """Runs with an outcome."""
+    judged: int
+    """Runs with a verdict."""
+    non_assessable: int
+    """Runs whose answer held nothing runnable (scored 0.0)."""
+    infra_error: int
+    """Runs lost to the infrastructure (excluded from the means)."""
+    timeout: int
+    """Runs that hit the time limit for the machinery's reasons (excluded from the means)."""
+    hang: int = 0
+    """Judged runs the app hung (functional 0, counted in the means)."""
+    crash: int = 0
+    """Judged runs the app crashed (functional 0, counted in the means)."""
+    infra_error_rate: float | None = None
+    """Share of the candidate's runs excluded as the machinery's failures (infra errors and timeouts)."""

@@ -27,10 +27,10 @@ from urllib.parse import quote
 
 from pydantic import TypeAdapter, ValidationError
 
-from cluster.calibration_match import CalibrationMatch, find_calibration
-from cluster.reduction import Agreement, CandidateSummary, Interval, Pairwise, Reduction, RunRow, SliceCell
+from cluster.calibration.match import CalibrationMatch, find_calibration
+from cluster.reduce.records import Agreement, CandidateSummary, Interval, Pairwise, Reduction, RunRow, SliceCell
+from evaluator.agents.observation import StepRecord
 from evaluator.models import EvidenceManifest, EvidenceRef, FailureAttribution, Verdict
-from evaluator.observation import StepRecord
 
 ASSET_FILES = ("style.css", "run.js")
 """Static assets copied to ``<out_dir>/assets``."""
@@ -99,7 +99,7 @@ def _e(value: object) -> str:
 
 
 def _asset(name: str) -> str:
-    return resources.files("cluster").joinpath("report_assets", name).read_text(encoding="utf-8")
+    return resources.files("cluster.report").joinpath("assets", name).read_text(encoding="utf-8")
 
 
 def _template(name: str) -> Template:

@@ -12,7 +12,7 @@ from rich.panel import Panel
 from rich.table import Table
 
 from evaluator.errors import EvidenceError
-from evaluator.evidence import read_manifest
+from evaluator.evidence.bundle import read_manifest
 from evaluator.models import Outcome, Verdict
 
 

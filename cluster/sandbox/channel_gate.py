@@ -4,7 +4,7 @@ A connection to the gate starts with one JSON line naming the sandbox's token an
 (``control``, ``devtools`` or ``audio``); after it, the connection is that channel's byte stream.
 A build pod (``images/sandbox/buildd.js --listen``) takes one connection whose first line is the build
 request, token included, and answers with one line.
-Run as ``python -m cluster.gate audio HOST PORT TOKEN_FILE PAREC_ARGS...`` it is the audio
+Run as ``python -m cluster.sandbox.channel_gate audio HOST PORT TOKEN_FILE PAREC_ARGS...`` it is the audio
 capture process: the pod's sound as raw PCM on standard output (the token is read from a file so
 it never appears in a process listing).
 """
@@ -17,7 +17,7 @@ import json
 import sys
 from pathlib import Path
 
-from cluster.bridge import MESSAGE_LIMIT, Upstream
+from cluster.sandbox.channel_devtools import MESSAGE_LIMIT, Upstream
 from evaluator.errors import SandboxError
 
 
@@ -64,7 +64,8 @@ async def _capture(host: str, port: int, token_file: Path, args: list[str]) -> i
 def main(argv: list[str]) -> int:
     """``audio HOST PORT TOKEN_FILE ARGS...``: copy the sandbox's sound to standard output until killed."""
     if len(argv) < 4 or argv[0] != "audio":
-        print("usage: python -m cluster.gate audio HOST PORT TOKEN_FILE [PAREC_ARGS...]", file=sys.stderr)
+        print("usage: python -m cluster.sandbox.channel_gate audio HOST PORT TOKEN_FILE [PAREC_ARGS...]",
+              file=sys.stderr)
         return 2
     return asyncio.run(_capture(argv[1], int(argv[2]), Path(argv[3]), argv[4:]))
 

@@ -12,8 +12,8 @@ Backends differ only in how these are created and removed and in how the driver 
 relays, or TCP connections to a pod's gate). Everything else is shared here: the authenticated control
 channel (every reply must carry its request's id and this sandbox's nonce, or it is refused and the run
 is the app's failure: :class:`~evaluator.errors.TamperError`), the browser over CDP through a
-:class:`~cluster.bridge.Bridge`, the watcher that cuts every connection the moment the sandbox dies, and
-the order of tear-down.
+:class:`~cluster.sandbox.channel_devtools.Bridge`, the watcher that cuts every connection the moment the sandbox
+dies, and the order of tear-down.
 """
 
 from __future__ import annotations
@@ -35,11 +35,11 @@ from typing import Any
 from playwright.async_api import Browser, Playwright
 from playwright.async_api import Error as PlaywrightError
 
-from cluster.bridge import Bridge, OpenUpstream, Upstream
+from cluster.sandbox.channel_devtools import Bridge, OpenUpstream, Upstream
+from evaluator.browser.app_host import BUILD_TIMEOUT_S
 from evaluator.errors import BrowserUnavailableError, SandboxError, TamperError
+from evaluator.evidence.soundtrack import AudioSource
 from evaluator.models import BuildReport, MirroredPackage, Stack
-from evaluator.sandbox import BUILD_TIMEOUT_S
-from evaluator.soundtrack import AudioSource
 
 APP_ORIGIN = "http://127.0.0.1:8080"
 """Where the sandbox's Chromium loads the app from (the supervisor's server, inside the sandbox)."""
@@ -86,7 +86,7 @@ class BuildRequest:
 class ContainerSandbox(ABC):
     """One sandbox and the Chromium inside it, seen from the driver.
 
-    Implements :class:`evaluator.sandbox.AppHost`: :meth:`serve` loads the app into the sandbox, where the
+    Implements :class:`evaluator.browser.app_host.AppHost`: :meth:`serve` loads the app into the sandbox, where the
     browser from :meth:`browser` loads it from :data:`APP_ORIGIN`; :meth:`build` builds it in an app container.
     """
 

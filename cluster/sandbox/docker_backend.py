@@ -2,7 +2,7 @@
 
 Hardening is not optional, for both: no network at all (``--network none``; the driver reaches the
 machinery's control channel and DevTools pipe through ``docker exec --user 10001`` relays,
-:mod:`cluster.bridge`), a non-root user (the machinery's 10001, the app's 10002), every capability
+:mod:`cluster.sandbox.channel_devtools`), a non-root user (the machinery's 10001, the app's 10002), every capability
 dropped, ``no-new-privileges``, a read-only root with size-capped tmpfs mounts, and limits on memory,
 CPU, pids and ``/dev/shm``; tini is the init. The two never share a pid namespace, a network namespace
 or a writable mount: the app's build gets its files on standard input and hands the built files back on
@@ -19,8 +19,8 @@ import json
 import uuid
 from dataclasses import dataclass
 
-from cluster.bridge import OpenUpstream, Upstream, exec_upstream
-from cluster.container_sandbox import (
+from cluster.sandbox.channel_devtools import OpenUpstream, Upstream, exec_upstream
+from cluster.sandbox.container import (
     APP_USER,
     BUILD_REPLY_LIMIT,
     SANDBOX_USER,
@@ -28,9 +28,9 @@ from cluster.container_sandbox import (
     ContainerSandbox,
     SandboxLimits,
 )
-from cluster.ownership import host_prefix, owner_alive, owner_id
+from cluster.sandbox.ownership import host_prefix, owner_alive, owner_id
 from evaluator.errors import ConfigError, SandboxError
-from evaluator.soundtrack import AudioSource, parec_arguments
+from evaluator.evidence.soundtrack import AudioSource, parec_arguments
 
 DEFAULT_IMAGE = "evalgrid/sandbox:dev"
 LABEL = "evalgrid.sandbox"

@@ -48,8 +48,10 @@ from kubernetes.client.exceptions import ApiException
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic.alias_generators import to_camel
 
-from cluster.bridge import OpenUpstream, Upstream
-from cluster.container_sandbox import (
+from cluster.k8s.api import api_client, current_namespace
+from cluster.sandbox.channel_devtools import OpenUpstream, Upstream
+from cluster.sandbox.channel_gate import connect, open_gate
+from cluster.sandbox.container import (
     APP_USER,
     BUILD_REPLY_LIMIT,
     SANDBOX_USER,
@@ -57,11 +59,9 @@ from cluster.container_sandbox import (
     ContainerSandbox,
     SandboxLimits,
 )
-from cluster.gate import connect, open_gate
-from cluster.kube import api_client, current_namespace
-from cluster.ownership import host_prefix, owner_alive, owner_id
+from cluster.sandbox.ownership import host_prefix, owner_alive, owner_id
 from evaluator.errors import ConfigError, SandboxError
-from evaluator.soundtrack import AudioSource, parec_arguments
+from evaluator.evidence.soundtrack import AudioSource, parec_arguments
 
 ROLE_LABEL = "evalgrid.io/role"
 OWNER_UID_LABEL = "evalgrid.io/owner-uid"
@@ -172,10 +172,37 @@ def k8s_quantity(docker_size: str) -> str:
 
 
 def pod_manifest(*, name: str, image: str, token: str, limits: SandboxLimits, config: PodSandboxConfig,
-                 owner: PodOwner, owner_process: str, kind: Literal["browser", "build"] = "browser",
-                 user: str = SANDBOX_USER) -> dict[str, Any]:
-    """A sandbox pod (``browser``: the machinery; ``build``: one app build), as sent to the API (a plain
-    manifest, so it can be checked against the schema)."""
+                 owner: PodOwner, owner_process: str, kind: Literal["browser", "build"] = "browser") -> dict[str, Any]:
+    """A sandbox pod (``browser``: the machinery, as its user; ``build``: one app build, as the app's user), as
+    sent to the API (a plain manifest, so it can be checked against the schema)."""
+    user = int(SANDBOX_USER if kind == "browser" else APP_USER)
+    spec: dict[str, Any] = {
+        "restartPolicy": "Never",
+        "automountServiceAccountToken": False,
+        "enableServiceLinks": False,
+        "terminationGracePeriodSeconds": 1,
+        "securityContext": {"runAsNonRoot": True, "runAsUser": user, "runAsGroup": user,
+                            "fsGroup": user, "seccompProfile": {"type": "RuntimeDefault"}},
+        "containers": [_pod_container(kind, image, limits, config)],
+        "volumes": [
+            {"name": "tmp", "emptyDir": {"medium": "Memory", "sizeLimit": k8s_quantity(limits.tmp)}},
+            {"name": "app", "emptyDir": {"medium": "Memory", "sizeLimit": k8s_quantity(limits.app)}},
+            {"name": "shm", "emptyDir": {"medium": "Memory", "sizeLimit": k8s_quantity(limits.shm)}},
+            # Group-readable through fsGroup (the pod's own user), nobody else's.
+            {"name": "gate-token", "projected": {"defaultMode": 0o440, "sources": [{"downwardAPI": {"items": [
+                {"path": "token", "fieldRef": {"fieldPath": f"metadata.annotations['{TOKEN_ANNOTATION}']"}}]}}]}},
+        ],
+    }
+    optional = {"serviceAccountName": config.service_account_name, "runtimeClassName": config.runtime_class_name,
+                "nodeSelector": dict(config.node_selector), "tolerations": list(config.tolerations),
+                "imagePullSecrets": [{"name": secret} for secret in config.image_pull_secrets]}
+    spec.update((key, value) for key, value in optional.items() if value)
+    metadata = _pod_metadata(name, token, kind, config, owner, owner_process)
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": metadata, "spec": spec}
+
+
+def _pod_metadata(name: str, token: str, kind: str, config: PodSandboxConfig, owner: PodOwner,
+                  owner_process: str) -> dict[str, Any]:
     labels = {**config.labels, ROLE_LABEL: "sandbox", KIND_LABEL: kind, "app.kubernetes.io/name": "evalgrid-sandbox"}
     namespace = config.namespace_for(owner)
     metadata: dict[str, Any] = {"name": name, "namespace": namespace, "labels": labels,
@@ -187,7 +214,10 @@ def pod_manifest(*, name: str, image: str, token: str, limits: SandboxLimits, co
     if owner.pod_name and owner.pod_uid and namespace == owner.namespace:
         metadata["ownerReferences"] = [{"apiVersion": "v1", "kind": "Pod", "name": owner.pod_name,
                                         "uid": owner.pod_uid, "blockOwnerDeletion": False}]
-    memory = k8s_quantity(limits.memory)
+    return metadata
+
+
+def _pod_container(kind: str, image: str, limits: SandboxLimits, config: PodSandboxConfig) -> dict[str, Any]:
     container: dict[str, Any] = {
         "name": "sandbox" if kind == "browser" else "build",
         "image": image,
@@ -195,7 +225,7 @@ def pod_manifest(*, name: str, image: str, token: str, limits: SandboxLimits, co
         "ports": [{"name": "gate", "containerPort": config.gate_port, "protocol": "TCP"}],
         "readinessProbe": {"tcpSocket": {"port": "gate"}, "periodSeconds": 1, "failureThreshold": 3},
         "resources": {"requests": {"cpu": config.resources.cpu, "memory": config.resources.memory},
-                      "limits": {"cpu": str(limits.cpus), "memory": memory}},
+                      "limits": {"cpu": str(limits.cpus), "memory": k8s_quantity(limits.memory)}},
         "securityContext": {"allowPrivilegeEscalation": False, "readOnlyRootFilesystem": True,
                             "privileged": False, "capabilities": {"drop": ["ALL"]}},
         "volumeMounts": [{"name": "tmp", "mountPath": "/tmp"}, {"name": "app", "mountPath": "/srv/app"},
@@ -208,34 +238,7 @@ def pod_manifest(*, name: str, image: str, token: str, limits: SandboxLimits, co
     else:
         container["command"] = ["/usr/bin/tini", "--", "node", "/opt/evalgrid/buildd.js", "--listen",
                                 str(config.gate_port), "--token-file", f"{TOKEN_DIR}/token"]
-    spec: dict[str, Any] = {
-        "restartPolicy": "Never",
-        "automountServiceAccountToken": False,
-        "enableServiceLinks": False,
-        "terminationGracePeriodSeconds": 1,
-        "securityContext": {"runAsNonRoot": True, "runAsUser": int(user), "runAsGroup": int(user),
-                            "fsGroup": int(user), "seccompProfile": {"type": "RuntimeDefault"}},
-        "containers": [container],
-        "volumes": [
-            {"name": "tmp", "emptyDir": {"medium": "Memory", "sizeLimit": k8s_quantity(limits.tmp)}},
-            {"name": "app", "emptyDir": {"medium": "Memory", "sizeLimit": k8s_quantity(limits.app)}},
-            {"name": "shm", "emptyDir": {"medium": "Memory", "sizeLimit": k8s_quantity(limits.shm)}},
-            # Group-readable through fsGroup (the pod's own user), nobody else's.
-            {"name": "gate-token", "projected": {"defaultMode": 0o440, "sources": [{"downwardAPI": {"items": [
-                {"path": "token", "fieldRef": {"fieldPath": f"metadata.annotations['{TOKEN_ANNOTATION}']"}}]}}]}},
-        ],
-    }
-    if config.service_account_name:
-        spec["serviceAccountName"] = config.service_account_name
-    if config.runtime_class_name:
-        spec["runtimeClassName"] = config.runtime_class_name
-    if config.node_selector:
-        spec["nodeSelector"] = dict(config.node_selector)
-    if config.tolerations:
-        spec["tolerations"] = list(config.tolerations)
-    if config.image_pull_secrets:
-        spec["imagePullSecrets"] = [{"name": secret} for secret in config.image_pull_secrets]
-    return {"apiVersion": "v1", "kind": "Pod", "metadata": metadata, "spec": spec}
+    return container
 
 
 class KubernetesSandbox(ContainerSandbox):
@@ -286,16 +289,16 @@ class KubernetesSandbox(ContainerSandbox):
         token_file = self._secrets_dir / "token"
         token_file.touch(mode=0o600)
         token_file.write_text(self._token)
-        self._address, self._image_id = await self._start_pod(self.name, self._token, "browser", SANDBOX_USER)
+        self._address, self._image_id = await self._start_pod(self.name, self._token, "browser")
 
     def _namespace(self) -> str:
         return self.config.namespace_for(self._pod_owner())
 
-    async def _start_pod(self, name: str, token: str, kind: Literal["browser", "build"], user: str) -> tuple[str, str]:
+    async def _start_pod(self, name: str, token: str, kind: Literal["browser", "build"]) -> tuple[str, str]:
         """Create a pod and wait until it is ready; returns its IP and image id."""
         owner = self._pod_owner()
         manifest: Any = pod_manifest(name=name, image=self.image, token=token, limits=self.limits,
-                                     config=self.config, owner=owner, owner_process=owner_id(), kind=kind, user=user)
+                                     config=self.config, owner=owner, owner_process=owner_id(), kind=kind)
         try:
             await asyncio.to_thread(self._core().create_namespaced_pod, self._namespace(), manifest)
         except ApiException as exc:
@@ -374,7 +377,7 @@ class KubernetesSandbox(ContainerSandbox):
         name = f"evalgrid-build-{uuid.uuid4().hex[:10]}"
         token = secrets.token_hex(32)
         try:
-            address, _ = await self._start_pod(name, token, "build", APP_USER)
+            address, _ = await self._start_pod(name, token, "build")
             upstream = await connect(address, self.config.gate_port, timeout=30, limit=BUILD_REPLY_LIMIT)
             try:
                 upstream.writer.write(request.line(token=token))
@@ -462,6 +465,7 @@ class _GateAudio:
     token_file: Path
 
     def capture_command(self, latency_ms: int) -> list[str]:
-        return [sys.executable, "-m", "cluster.gate", "audio", self.address, str(self.port), str(self.token_file),
+        return [sys.executable, "-m", "cluster.sandbox.channel_gate", "audio", self.address, str(self.port),
+                str(self.token_file),
                 *parec_arguments("evalgrid.monitor", latency_ms)]
 

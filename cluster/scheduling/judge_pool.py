@@ -40,10 +40,10 @@ import httpx
 import ray
 from ray.exceptions import GetTimeoutError
 
-from cluster.object_store import S3Store, StoreSettings, is_store_url
-from cluster.ray_auth import join_ray
-from evaluator.chat import Endpoint
+from cluster.scheduling.ray_auth import join_ray
+from cluster.store.object_store import S3Store, StoreSettings, is_store_url
 from evaluator.errors import ConfigError, InfrastructureError
+from evaluator.llm.client import Endpoint
 
 NAMESPACE = "evalgrid"
 _STRUCTURED = {"backend": "guidance", "disable_any_whitespace": True}

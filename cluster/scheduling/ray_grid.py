@@ -23,11 +23,11 @@ from typing import Any
 import ray
 from ray.exceptions import ActorUnavailableError, RayError, RayTaskError
 
-from cluster.judge_pool import resolve_pools
-from cluster.ray_auth import join_ray
-from cluster.worker import RunWorker, WorkerHealth, WorkerSettings
-from evaluator.budget import SpendingCap
+from cluster.scheduling.judge_pool import resolve_pools
+from cluster.scheduling.ray_auth import join_ray
+from cluster.scheduling.worker import RunWorker, WorkerHealth, WorkerSettings
 from evaluator.errors import ConfigError, WorkerStartError
+from evaluator.llm.budget import SpendingCap
 from evaluator.models import Outcome, OutcomeStatus, ReasonCode, RunSpec
 from evaluator.run import failed_outcome
 
@@ -130,101 +130,29 @@ class RayScheduler:
     async def execute(self, specs: Iterator[RunSpec],
                       on_dispatch: Callable[[RunSpec, str, int], None] | None = None) -> AsyncIterator[Outcome]:
         """Execute ``specs``; every spec yields exactly one outcome."""
-        options = self.options
         started_ray = not ray.is_initialized()
         if started_ray:
+            options = self.options
             join_ray(options.address, include_dashboard=False, log_to_driver=False,
                      num_cpus=None if options.address else max(os.cpu_count() or 1,
                                                                int(options.workers * options.cpus_per_worker)),
                      object_store_memory=None if options.address else 256 * 1024 * 1024)
-        remote = ray.remote(SandboxWorker).options(max_restarts=-1, max_task_retries=0,
-                                                   num_cpus=options.cpus_per_worker)
-        settings, cap = self.settings, self.settings.budget
-        if any(e.pool for e in settings.endpoints.values()):
-            # Judge pools (`evalgrid judge serve`) are found by name in this Ray cluster.
-            try:
-                endpoints = await asyncio.to_thread(resolve_pools, settings.endpoints)
-            except BaseException:
-                if started_ray:
-                    ray.shutdown()
-                raise
-            settings = dataclasses.replace(settings, endpoints=endpoints)
         keeper: Any = None
-        if isinstance(cap, SpendingCap):
-            keeper = ray.remote(_BudgetKeeper).options(num_cpus=0).remote(cap.cap_usd, cap.spent_usd)
-            settings = dataclasses.replace(settings, budget=RayBudget(keeper))
-        self.actors = [remote.remote(settings, f"worker-{i}") for i in range(options.workers)]
-        fresh = _shards(specs, options.shard_size)
-        retry: list[list[RunSpec]] = []
-        deaths: dict[str, int] = {}
-        sequence = itertools.count()
-        # future -> (actor index, submission number, shard); an actor runs its shards in submission order
-        inflight: dict[asyncio.Future[list[Outcome]], tuple[int, int, list[RunSpec]]] = {}
-        unavailable = 0
-        start_failures = [0] * options.workers
-
-        def submit(index: int) -> bool:
-            shard = retry.pop() if retry else next(fresh, None)
-            if shard is None:
-                return False
-            for spec in shard:
-                if on_dispatch:
-                    on_dispatch(spec, f"worker-{index}", deaths.get(spec.run_key, 0) + 1)
-            ref = self.actors[index].run_shard.remote(shard)
-            inflight[asyncio.wrap_future(ref.future())] = (index, next(sequence), shard)
-            return True
-
         try:
-            for index in range(options.workers):
-                for _ in range(options.depth):
-                    submit(index)
-            while inflight:
-                done, _ = await asyncio.wait(inflight, return_when=asyncio.FIRST_COMPLETED)
+            settings, keeper = await self._actor_settings()
+            remote = ray.remote(SandboxWorker).options(max_restarts=-1, max_task_retries=0,
+                                                       num_cpus=self.options.cpus_per_worker)
+            self.actors = [remote.remote(settings, f"worker-{i}") for i in range(self.options.workers)]
+            dispatch = _Dispatch(self, _shards(specs, self.options.shard_size), on_dispatch)
+            for index in range(self.options.workers):
+                dispatch.fill(index)
+            while dispatch.inflight:
+                done, _ = await asyncio.wait(dispatch.inflight, return_when=asyncio.FIRST_COMPLETED)
                 for future in done:
-                    if future not in inflight:
-                        continue  # already written off with its actor's death, below
-                    index, number, shard = inflight.pop(future)
-                    try:
-                        outcomes = future.result()
-                    except ActorUnavailableError:
-                        # The actor is being restarted: the shard is not its fault; send it again
-                        # once the new process is up.
-                        retry.append(shard)
-                        unavailable += 1
-                        if unavailable > _MAX_UNAVAILABLE:
-                            raise
-                        await asyncio.sleep(0.5)
-                    except RayTaskError as exc:
-                        if isinstance(exc.cause, ConfigError):
-                            raise exc.cause from exc  # the sweep cannot run at all (e.g. image not built)
-                        if isinstance(exc.cause, WorkerStartError):
-                            retry.append(shard)  # no run was attempted
-                            start_failures[index] += 1
-                            if start_failures[index] >= _MAX_START_FAILURES:
-                                raise exc.cause from exc
-                            await asyncio.sleep(1.0)
-                        else:
-                            for outcome in self._charge(shard, deaths, retry, exc):
-                                yield outcome
-                    except RayError as exc:
-                        # The actor's process died. Every shard it held fails with it, but only the
-                        # one it was running (the oldest) can have caused it; the rest go again free.
-                        doomed = [(number, shard)]
-                        for other, (i, n, sh) in list(inflight.items()):
-                            if i == index:
-                                del inflight[other]
-                                doomed.append((n, sh))
-                        doomed.sort(key=lambda item: item[0])
-                        for outcome in self._charge(doomed[0][1], deaths, retry, exc):
-                            yield outcome
-                        retry.extend(sh for _, sh in doomed[1:])
-                    else:
-                        unavailable, start_failures[index] = 0, 0
-                        for outcome in outcomes:
-                            yield outcome
-                    while sum(1 for i, _, _ in inflight.values() if i == index) < options.depth and submit(index):
-                        pass
+                    for outcome in await dispatch.settle(future):
+                        yield outcome
         finally:
+            cap = self.settings.budget
             if keeper is not None and isinstance(cap, SpendingCap):
                 with contextlib.suppress(RayError, TimeoutError):
                     cap.spent_usd = float(await asyncio.wait_for(asyncio.wrap_future(
@@ -232,20 +160,18 @@ class RayScheduler:
                 ray.kill(keeper)
             await self._shutdown(started_ray)
 
-    def _charge(self, shard: list[RunSpec], deaths: dict[str, int], retry: list[list[RunSpec]],
-                     exc: RayError) -> Iterator[Outcome]:
-        again = []
-        for spec in shard:
-            deaths[spec.run_key] = deaths.get(spec.run_key, 0) + 1
-            if deaths[spec.run_key] >= self.settings.max_attempts:
-                yield failed_outcome(spec, OutcomeStatus.INFRA_ERROR, ReasonCode.WORKER_DIED,
-                                     f"the worker process died {deaths[spec.run_key]} times running this run: "
-                                     f"{str(exc).splitlines()[0][:300]}", attempts=deaths[spec.run_key],
-                                     duration_s=0.0)
-            else:
-                again.append(spec)
-        if again:
-            retry.append(again)
+    async def _actor_settings(self) -> tuple[WorkerSettings, Any]:
+        """The actors' settings: judge pools resolved by name in this Ray cluster, and the spending cap as one
+        actor (the budget keeper, also returned) that every worker reserves from."""
+        settings, cap = self.settings, self.settings.budget
+        if any(e.pool for e in settings.endpoints.values()):
+            settings = dataclasses.replace(settings, endpoints=await asyncio.to_thread(resolve_pools,
+                                                                                       settings.endpoints))
+        keeper: Any = None
+        if isinstance(cap, SpendingCap):
+            keeper = ray.remote(_BudgetKeeper).options(num_cpus=0).remote(cap.cap_usd, cap.spent_usd)
+            settings = dataclasses.replace(settings, budget=RayBudget(keeper))
+        return settings, keeper
 
     async def health(self) -> list[WorkerHealth]:
         """Each actor's counters; a dead or restarting actor is reported as such."""
@@ -271,6 +197,102 @@ class RayScheduler:
         self.actors = []
         if started_ray:
             ray.shutdown()
+
+
+class _Dispatch:
+    """Shards handed to the actors, ``depth`` in flight per actor, and what each finished call means.
+
+    An actor runs its shards in submission order. A shard comes back with its outcomes; or it is sent again:
+    its actor was restarting, or could not start (no run was attempted), or died while holding it but was
+    running an older shard; or its runs are charged a death (the actor died running it, or a run raised).
+    """
+
+    def __init__(self, scheduler: RayScheduler, fresh: Iterator[list[RunSpec]],
+                 on_dispatch: Callable[[RunSpec, str, int], None] | None) -> None:
+        self._scheduler, self._fresh, self._on_dispatch = scheduler, fresh, on_dispatch
+        self._retry: list[list[RunSpec]] = []
+        self._deaths: dict[str, int] = {}
+        self._sequence = itertools.count()
+        self.inflight: dict[asyncio.Future[list[Outcome]], tuple[int, int, list[RunSpec]]] = {}
+        """future -> (actor index, submission number, shard)."""
+        self._unavailable = 0
+        self._start_failures = [0] * scheduler.options.workers
+
+    def fill(self, index: int) -> None:
+        """Hand actor ``index`` shards until it holds ``depth`` of them, or none is left."""
+        while sum(1 for i, _, _ in self.inflight.values() if i == index) < self._scheduler.options.depth:
+            shard = self._retry.pop() if self._retry else next(self._fresh, None)
+            if shard is None:
+                return
+            for spec in shard:
+                if self._on_dispatch:
+                    self._on_dispatch(spec, f"worker-{index}", self._deaths.get(spec.run_key, 0) + 1)
+            ref = self._scheduler.actors[index].run_shard.remote(shard)
+            self.inflight[asyncio.wrap_future(ref.future())] = (index, next(self._sequence), shard)
+
+    async def settle(self, future: asyncio.Future[list[Outcome]]) -> list[Outcome]:
+        """The outcomes a finished call gives (none if its shard goes again), and the actor's next shards."""
+        if future not in self.inflight:
+            return []  # already written off with its actor's death, below
+        index, number, shard = self.inflight.pop(future)
+        outcomes: list[Outcome] = []
+        try:
+            outcomes = future.result()
+        except ActorUnavailableError:
+            # The actor is being restarted: the shard is not its fault; send it again once the new process is up.
+            self._retry.append(shard)
+            self._unavailable += 1
+            if self._unavailable > _MAX_UNAVAILABLE:
+                raise
+            await asyncio.sleep(0.5)
+        except RayTaskError as exc:
+            outcomes = await self._failed_call(index, shard, exc)
+        except RayError as exc:
+            outcomes = self._died(index, number, shard, exc)
+        else:
+            self._unavailable, self._start_failures[index] = 0, 0
+        self.fill(index)
+        return outcomes
+
+    async def _failed_call(self, index: int, shard: list[RunSpec], exc: RayTaskError) -> list[Outcome]:
+        if isinstance(exc.cause, ConfigError):
+            raise exc.cause from exc  # the sweep cannot run at all (e.g. image not built)
+        if isinstance(exc.cause, WorkerStartError):
+            self._retry.append(shard)  # no run was attempted
+            self._start_failures[index] += 1
+            if self._start_failures[index] >= _MAX_START_FAILURES:
+                raise exc.cause from exc
+            await asyncio.sleep(1.0)
+            return []
+        return self._charge(shard, exc)
+
+    def _died(self, index: int, number: int, shard: list[RunSpec], exc: RayError) -> list[Outcome]:
+        # The actor's process died. Every shard it held fails with it, but only the one it was running (the
+        # oldest) can have caused it; the rest go again free.
+        doomed = [(number, shard)]
+        for other, (i, n, held) in list(self.inflight.items()):
+            if i == index:
+                del self.inflight[other]
+                doomed.append((n, held))
+        doomed.sort(key=lambda item: item[0])
+        outcomes = self._charge(doomed[0][1], exc)
+        self._retry.extend(held for _, held in doomed[1:])
+        return outcomes
+
+    def _charge(self, shard: list[RunSpec], exc: RayError) -> list[Outcome]:
+        """A death for each run of ``shard``: a run out of attempts fails as infra_error, the rest go again."""
+        failed, again = [], []
+        for spec in shard:
+            deaths = self._deaths[spec.run_key] = self._deaths.get(spec.run_key, 0) + 1
+            if deaths >= self._scheduler.settings.max_attempts:
+                failed.append(failed_outcome(spec, OutcomeStatus.INFRA_ERROR, ReasonCode.WORKER_DIED,
+                                             f"the worker process died {deaths} times running this run: "
+                                             f"{str(exc).splitlines()[0][:300]}", attempts=deaths, duration_s=0.0))
+            else:
+                again.append(spec)
+        if again:
+            self._retry.append(again)
+        return failed
 
 
 def _shards(specs: Iterator[RunSpec], size: int) -> Iterator[list[RunSpec]]:

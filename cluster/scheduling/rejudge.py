@@ -15,19 +15,19 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from cluster.judge_pool import resolve_pools_outside_ray
-from cluster.leaderboard import Leaderboard, build_leaderboard, leaderboard_markdown
-from cluster.reducer import open_run_directory
-from cluster.sweep import SweepSpec
+from cluster.reduce.leaderboard import Leaderboard, build_leaderboard, leaderboard_markdown
+from cluster.reduce.reducer import open_run_directory
+from cluster.scheduling.judge_pool import resolve_pools_outside_ray
+from cluster.sweep.spec import SweepSpec
 from evaluator.atomic import write_json_atomic
-from evaluator.budget import Budget
-from evaluator.chat import Endpoint, ModelAccess, ResponseCache
 from evaluator.clock import utc_now
 from evaluator.errors import BudgetExhaustedError, ConfigError, ModelRequestError
-from evaluator.evidence import read_manifest
+from evaluator.evidence.bundle import read_manifest
 from evaluator.judges import create_judge
 from evaluator.keys import sha256_bytes
-from evaluator.models import JudgeConfig, Outcome, OutcomeReason, OutcomeStatus, ReasonCode
+from evaluator.llm.budget import Budget
+from evaluator.llm.client import Endpoint, ModelAccess, ResponseCache
+from evaluator.models import EvidenceManifest, JudgeConfig, Outcome, OutcomeReason, OutcomeStatus, ReasonCode
 from evaluator.run import StagePaths, evidence_flags, judge_or_fall_back
 
 
@@ -65,72 +65,85 @@ async def rejudge(run_dir: Path, judge: JudgeConfig, *, endpoints: dict[str, End
     if endpoints is None:
         endpoints = _sweep_endpoints(run_dir)
     endpoints = await asyncio.to_thread(resolve_pools_outside_ray, endpoints)
-    version = create_judge(judge).version
-    models = ModelAccess(endpoints=endpoints, budget=budget, cache=ResponseCache(run_dir / "cache" / "chat"))
+    result = RejudgeResult(judge_version=create_judge(judge).version)
     paths = StagePaths(run_dir)
-    result = RejudgeResult(judge_version=version)
     manifests = {o.run_key: manifest for o in directory.outcomes
                  if o.status is OutcomeStatus.JUDGED and o.evidence_key
                  and (manifest := read_manifest(paths.evidence(o.evidence_key))) is not None}
     todo = [o for o in directory.outcomes if o.run_key in manifests]
-    slots = asyncio.Semaphore(max(1, concurrency))
-    done = 0
+    models = ModelAccess(endpoints=endpoints, budget=budget, cache=ResponseCache(run_dir / "cache" / "chat"))
+    rescorer = _Rescorer(judge, paths, manifests, models, result, concurrency)
+    rescorer.progress = (lambda done: on_progress(done, len(todo))) if on_progress else None
+    rescored = {o.run_key: o for o in await asyncio.gather(*(rescorer.rescore(o) for o in todo)) if o is not None}
+    # Runs the sweep's judge could not judge keep their outcome; judged runs the new judge did not
+    # reach (deferred, or no bundle on this machine) are left out of its leaderboard.
+    result.outcomes = [rescored.get(o.run_key, o) for o in directory.outcomes
+                       if o.run_key in rescored or o.status is not OutcomeStatus.JUDGED]
+    result.leaderboard = build_leaderboard(directory.name, directory.candidates, result.outcomes,
+                                           sample_reduce=directory.sample_reduce)
+    result.out_dir = run_dir / "rejudged" / _slug(judge, result.judge_version)
+    _write_rejudged(result, judge)
+    return result
 
-    async def one(outcome: Outcome) -> Outcome | None:
-        nonlocal done
-        assert outcome.evidence_key is not None  # filtered above
-        async with slots:
-            access = models.for_run()
-            bundle = paths.evidence(outcome.evidence_key)
+
+class _Rescorer:
+    """One stored bundle at a time (``concurrency`` at once) scored by the new judge, into a new outcome."""
+
+    def __init__(self, judge: JudgeConfig, paths: StagePaths, manifests: dict[str, EvidenceManifest],
+                 models: ModelAccess, result: RejudgeResult, concurrency: int) -> None:
+        self.judge, self.paths, self.manifests, self.models, self.result = judge, paths, manifests, models, result
+        self.slots = asyncio.Semaphore(max(1, concurrency))
+        self.done = 0
+        self.progress: Callable[[int], None] | None = None
+
+    async def rescore(self, outcome: Outcome) -> Outcome | None:
+        """``outcome`` with the new judge's verdict; ``None`` when the budget ran out before it."""
+        assert outcome.evidence_key is not None  # only outcomes with a stored bundle are rescored
+        async with self.slots:
+            access = self.models.for_run()
+            bundle = self.paths.evidence(outcome.evidence_key)
             try:
                 # A bundle the app cut short (hang, crash) is scored by the failure policy, the new judge
                 # giving the aesthetic verdict on its Static Perception; a judge that refuses or answers
                 # unusably is replaced by the fallback judge (flagged), as in a sweep.
-                judged = await judge_or_fall_back(judge, outcome.evidence_key, manifests[outcome.run_key], bundle,
-                                                  paths, access)
+                judged = await judge_or_fall_back(self.judge, outcome.evidence_key, self.manifests[outcome.run_key],
+                                                  bundle, self.paths, access)
             except ModelRequestError as exc:
-                result.failed.append(f"{outcome.run_key}: {exc}")
+                self.result.failed.append(f"{outcome.run_key}: {exc}")
                 return outcome.model_copy(update={
                     "status": OutcomeStatus.INFRA_ERROR, "functional": None, "aesthetic": None, "verdict_key": None,
                     "reason": OutcomeReason(code=ReasonCode.MODEL_REQUEST_REFUSED, detail=str(exc)[:2000])})
             except BudgetExhaustedError:
-                result.deferred += 1
+                self.result.deferred += 1
                 return None
             finally:
-                done += 1
-                if on_progress:
-                    on_progress(done, len(todo))
-        result.judged += 1
+                self.done += 1
+                if self.progress:
+                    self.progress(self.done)
+        self.result.judged += 1
         verdict = judged.verdict
-        if judged.fallback is not None:
-            result.fell_back.append(f"{outcome.run_key}: {judged.fallback[1]}")
         update: dict[str, object] = {
             "functional": verdict.functional, "aesthetic": verdict.aesthetic, "verdict_key": verdict.verdict_key,
             "judge_label": verdict.label, "usage": access.meter.usage(), "panel": [], "disagreement": {},
             "flags": sorted({*evidence_flags(bundle), *judged.flags, *verdict.flags}), "finished_at": utc_now()}
         if judged.fallback is not None:
+            self.result.fell_back.append(f"{outcome.run_key}: {judged.fallback[1]}")
             update["reason"] = OutcomeReason(code=judged.fallback[0], detail=judged.fallback[1][:2000])
         return outcome.model_copy(update=update)
 
-    rescored = {o.run_key: o for o in await asyncio.gather(*(one(o) for o in todo)) if o is not None}
-    # Runs the sweep's judge could not judge keep their outcome; judged runs the new judge did not
-    # reach (deferred, or no bundle on this machine) are left out of its leaderboard.
-    result.outcomes = [rescored.get(o.run_key, o) for o in directory.outcomes
-                       if o.run_key in rescored or o.status is not OutcomeStatus.JUDGED]
-    board = build_leaderboard(directory.name, directory.candidates, result.outcomes,
-                              sample_reduce=directory.sample_reduce)
-    out = run_dir / "rejudged" / _slug(judge, version)
+
+def _write_rejudged(result: RejudgeResult, judge: JudgeConfig) -> None:
+    out, board = result.out_dir, result.leaderboard
+    assert out is not None and board is not None
     out.mkdir(parents=True, exist_ok=True)
     write_json_atomic(out / "leaderboard.json", board)
     (out / "leaderboard.md").write_text(leaderboard_markdown(board), encoding="utf-8")
-    write_json_atomic(out / "judge.json", {"judge": judge.model_dump(mode="json"), "version": version,
+    write_json_atomic(out / "judge.json", {"judge": judge.model_dump(mode="json"), "version": result.judge_version,
                                            "failed": result.failed, "fell_back": result.fell_back,
                                            "deferred": result.deferred})
     with (out / "outcomes.jsonl").open("w", encoding="utf-8") as handle:
         for outcome in result.outcomes:
             handle.write(outcome.model_dump_json() + "\n")
-    result.leaderboard, result.out_dir = board, out
-    return result
 
 
 def _sweep_endpoints(run_dir: Path) -> dict[str, Endpoint]:

@@ -1,10 +1,10 @@
-"""Running a sweep: plan, skip what the ledger says is done, execute the rest, record each outcome once.
+"""Running a sweep: plan, skip what the outcome store says is done, execute the rest, record each outcome once.
 
 Two schedulers share one contract (``execute(specs) -> outcomes``): the in-process one, a few
-:class:`~cluster.worker.RunWorker` tasks on this event loop, and the Ray one
-(:class:`~cluster.grid.RayScheduler`). Either way the driver alone records outcomes: first in the
-SQLite ledger (the source of truth for resume; a second outcome for a run is refused), then in
-``results.jsonl`` (the human-readable log the reducer reads).
+:class:`~cluster.scheduling.worker.RunWorker` tasks on this event loop, and the Ray one
+(:class:`~cluster.scheduling.ray_grid.RayScheduler`); :func:`make_scheduler` picks one. Either way the driver
+alone records outcomes, in the run directory's :class:`~cluster.store.outcomes.OutcomeStore`; a
+:class:`SweepObserver` watches.
 """
 
 from __future__ import annotations
@@ -18,20 +18,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, Protocol
 
-from cluster.container_sandbox import SandboxLimits
-from cluster.docker_sandbox import collect_garbage
-from cluster.grid import RayOptions, RayScheduler
-from cluster.inputs import InputsRef
-from cluster.leaderboard import Leaderboard, build_leaderboard, leaderboard_markdown
-from cluster.ledger import Ledger
-from cluster.object_store import S3Store, StoreSettings
-from cluster.results import ResultsLog
-from cluster.run_store import RunStore
-from cluster.sweep import PLAN_FILE, RecordedPlan, Sweep
-from cluster.worker import RunWorker, WorkerHealth, WorkerSettings
+from cluster.reduce.leaderboard import Leaderboard, build_leaderboard, leaderboard_markdown
+from cluster.sandbox.container import SandboxLimits
+from cluster.sandbox.docker_backend import collect_garbage
+from cluster.scheduling.ray_grid import RayOptions, RayScheduler
+from cluster.scheduling.worker import RunWorker, WorkerHealth, WorkerSettings
+from cluster.store.object_store import StoreSettings
+from cluster.store.outcomes import RESULTS_FILE, OutcomeStore, open_outcomes
+from cluster.sweep.inputs import InputsRef
+from cluster.sweep.spec import PLAN_FILE, RecordedPlan, Sweep
 from evaluator.atomic import write_json_atomic
-from evaluator.budget import SpendingCap
 from evaluator.errors import ConfigError, InfrastructureError
+from evaluator.llm.budget import SpendingCap
 from evaluator.models import Outcome, OutcomeStatus, RunSpec
 
 
@@ -157,158 +155,174 @@ def worker_settings(sweep: Sweep, run_dir: Path, store: StoreSettings | None = N
     )
 
 
-async def run_sweep(
-    sweep: Sweep, run_dir: Path, *, grid: GridOptions = GridOptions(),
-    on_start: Callable[[int, int], None] | None = None, on_outcome: Callable[[Outcome], None] | None = None,
-    on_scheduler: Callable[[Scheduler], None] | None = None, max_infra_streak: int = 8,
-    store: StoreSettings | None = None, inputs: InputsRef | None = None,
-) -> SweepResult:
+class SweepObserver(Protocol):
+    """What a sweep tells whoever watches it (a progress bar, a test): called on the driver's event loop."""
+
+    def on_start(self, total: int, skipped: int) -> None:
+        """The plan has ``total`` runs, ``skipped`` of them already have an outcome."""
+        ...
+
+    def on_scheduler(self, scheduler: Scheduler) -> None:
+        """The scheduler that executes the runs (its :meth:`~Scheduler.health` can be polled)."""
+        ...
+
+    def on_outcome(self, outcome: Outcome) -> None:
+        """A run finished (a deferred run too, which is not recorded)."""
+        ...
+
+
+class _Unobserved:
+    def on_start(self, total: int, skipped: int) -> None:
+        pass
+
+    def on_scheduler(self, scheduler: Scheduler) -> None:
+        pass
+
+    def on_outcome(self, outcome: Outcome) -> None:
+        pass
+
+
+def make_scheduler(grid: GridOptions, settings: WorkerSettings, workers: int) -> Scheduler:
+    """The scheduler ``grid`` asks for, with ``workers`` workers of ``settings``."""
+    if grid.scheduler == "ray":
+        return RayScheduler(settings, dataclasses.replace(grid.ray, workers=workers))
+    return LocalScheduler(settings, workers)
+
+
+async def run_sweep(sweep: Sweep, run_dir: Path, *, grid: GridOptions = GridOptions(),
+                    observer: SweepObserver | None = None, max_infra_streak: int = 8,
+                    store: StoreSettings | None = None, inputs: InputsRef | None = None) -> SweepResult:
     """Execute every unfinished run of ``sweep`` under ``run_dir``; re-running resumes.
 
     With ``store``, the run directory lives in the object store and ``run_dir`` is this machine's
-    staging copy: the ledger first adopts every outcome the store has (so a new machine resumes
-    from the store alone), each run's stages are published by its worker, and each outcome is
-    written to the store before the local ledger records it.
+    staging copy: every outcome the store has is adopted first (so a new machine resumes from the
+    store alone), each run's stages are published by its worker, and each outcome is written to the
+    store before the local ledger records it (:mod:`cluster.store.outcomes`).
 
     Raises :class:`~evaluator.errors.InfrastructureError` after ``max_infra_streak`` infrastructure
     failures in a row (an outage); those runs stay unrecorded and are redone by the next invocation.
     """
     started = time.monotonic()
-    run_dir.mkdir(parents=True, exist_ok=True)
-    write_json_atomic(run_dir / "sweep.json", {"path": str(sweep.path), "spec": sweep.spec.model_dump(mode="json")})
-    remote = RunStore(S3Store(store)) if store else None
-    if remote:
-        await asyncio.to_thread(remote.put_file, "sweep.json", run_dir / "sweep.json")
-    workers = grid.workers or sweep.spec.concurrency
     pools = sorted(name for name, e in sweep.spec.endpoints.items() if e.pool)
     if pools and grid.scheduler != "ray":
         raise ConfigError(f"endpoints {', '.join(pools)} name judge pools, which live in a Ray cluster; run with "
                           "--scheduler ray (and --ray-address of the cluster that serves them)")
+    observer = observer or _Unobserved()
+    workers = grid.workers or sweep.spec.concurrency
     settings = worker_settings(sweep, run_dir, store, inputs, workers=workers)
     removed = await collect_garbage() if settings.backend == "docker" else []
-    log = ResultsLog(run_dir / "results.jsonl")
-    log.path.touch(exist_ok=True)  # `evalgrid status` works from the first second of a sweep
-    with Ledger.for_run_dir(run_dir) as ledger:
-        if remote:
-            await asyncio.to_thread(remote.rebuild_ledger, ledger)
-        _reconcile(ledger, log)
-        redone = {flight.run_key for flight in ledger.in_flight()}
-        finished = ledger.finished_keys()
-        outcomes: dict[str, Outcome] = {}
-        planned: list[str] = []
-        for spec in sweep.plan():
-            planned.append(spec.run_key)
-            if spec.run_key in finished:
-                found = ledger.outcome(spec.run_key)
-                if found is not None:
-                    outcomes[spec.run_key] = found
-        total, skipped = len(planned), len(outcomes)
-        await _record_plan(sweep, planned, run_dir, remote)
-        cap: SpendingCap | None = None
-        if sweep.spec.budget_usd is not None:
-            # What recorded runs cost counts against the cap: raising it is what lets a re-run go on.
-            cap = SpendingCap(sweep.spec.budget_usd, spent_usd=sum(u.cost_usd for o in ledger.outcomes()
-                                                                   for u in o.usage))
+    async with open_outcomes(run_dir, store) as recorded:
+        write_json_atomic(run_dir / "sweep.json", {"path": str(sweep.path), "spec": sweep.spec.model_dump(mode="json")})
+        await recorded.publish("sweep.json")
+        redone = {flight.run_key for flight in recorded.in_flight()}
+        finished, outcomes, total = await _resume(sweep, run_dir, recorded)
+        skipped = len(outcomes)
+        cap = _spending_cap(sweep, recorded)
+        if cap:
             settings = dataclasses.replace(settings, budget=cap)
-        if on_start:
-            on_start(total, skipped)
+        observer.on_start(total, skipped)
+        scheduler = make_scheduler(grid, settings, workers)
+        observer.on_scheduler(scheduler)
+        recorder = _Recorder(recorded, outcomes, observer, max_infra_streak)
         pending = (spec for spec in sweep.plan() if spec.run_key not in finished)
-        scheduler: Scheduler
-        if grid.scheduler == "ray":
-            options = RayOptions(workers=workers, shard_size=grid.ray.shard_size, depth=grid.ray.depth,
-                                 address=grid.ray.address, cpus_per_worker=grid.ray.cpus_per_worker)
-            scheduler = RayScheduler(settings, options)
+        async for outcome in scheduler.execute(pending, lambda spec, worker, attempt: recorded.mark_started(
+                spec.run_key, worker=worker, attempt=attempt)):
+            await recorder.take(outcome)
+        await recorder.flush()
+        _write_deferred(run_dir, sweep, cap, recorder.deferred)
+        board = build_leaderboard(sweep.spec.name, [c.id for c in sweep.spec.candidates], outcomes.values(),
+                                  sample_reduce=sweep.spec.sample_reduce)
+        write_json_atomic(run_dir / "leaderboard.json", board)
+        (run_dir / "leaderboard.md").write_text(leaderboard_markdown(board), encoding="utf-8")
+        await recorded.publish(RESULTS_FILE, "leaderboard.json", "leaderboard.md", "deferred.json")
+        torn_lines = recorded.torn_lines
+    return SweepResult(outcomes=outcomes, skipped=skipped, executed=recorder.executed,
+                       seconds=time.monotonic() - started, torn_lines=torn_lines, redone=len(redone & outcomes.keys()),
+                       refused_duplicates=recorder.refused, removed_containers=removed,
+                       deferred=[o.run_key for o in recorder.deferred], spent_usd=cap.spent_usd if cap else None,
+                       leaderboard=board)
+
+
+async def _resume(sweep: Sweep, run_dir: Path, recorded: OutcomeStore
+                  ) -> tuple[set[str], dict[str, Outcome], int]:
+    """Record this invocation's plan; the keys already finished, the outcomes of the plan's finished runs, and
+    how many runs the plan has."""
+    finished = recorded.finished_keys()
+    outcomes: dict[str, Outcome] = {}
+    planned: list[str] = []
+    for spec in sweep.plan():
+        planned.append(spec.run_key)
+        if spec.run_key in finished:
+            found = recorded.outcome(spec.run_key)
+            if found is not None:
+                outcomes[spec.run_key] = found
+    # Reduction reads the plan, never the sweep file, which may change.
+    write_json_atomic(run_dir / PLAN_FILE, RecordedPlan(spec=sweep.spec, run_keys=planned, queries=sweep.queries),
+                      indent=None)
+    await recorded.publish(PLAN_FILE)
+    return finished, outcomes, len(planned)
+
+
+def _spending_cap(sweep: Sweep, recorded: OutcomeStore) -> SpendingCap | None:
+    if sweep.spec.budget_usd is None:
+        return None
+    # What recorded runs cost counts against the cap: raising it is what lets a re-run go on.
+    return SpendingCap(sweep.spec.budget_usd, spent_usd=sum(u.cost_usd for o in recorded.outcomes() for u in o.usage))
+
+
+class _Recorder:
+    """Outcomes into the store as they come, once each, with infrastructure failures held back.
+
+    Infrastructure failures in a row are held, not recorded: if they are the start of an outage (the
+    Docker engine gone, a full disk), the sweep stops and a re-run redoes them instead of leaving every
+    remaining run marked infra_error. An app's hang or crash is a judged outcome (app_hang / app_crash),
+    so a run of hostile apps never reads as an outage. A deferred run (the budget reached) is not
+    recorded: the next invocation, with more budget, redoes it.
+    """
+
+    def __init__(self, store: OutcomeStore, outcomes: dict[str, Outcome], observer: SweepObserver,
+                 max_infra_streak: int) -> None:
+        self._store, self._outcomes, self._observer = store, outcomes, observer
+        self._max_streak = max_infra_streak
+        self._held: list[Outcome] = []
+        self.deferred: list[Outcome] = []
+        self.executed = self.refused = 0
+
+    async def take(self, outcome: Outcome) -> None:
+        """Record ``outcome`` (and the infrastructure failures held before it), hold it, or defer it."""
+        if outcome.status is OutcomeStatus.DEFERRED:
+            self.deferred.append(outcome)
+            self._observer.on_outcome(outcome)
+        elif outcome.status is OutcomeStatus.INFRA_ERROR:
+            self._held.append(outcome)
+            if len(self._held) >= self._max_streak:
+                last = self._held[-1].reason
+                why = f"{last.code.value}: {(last.detail.splitlines() or [''])[0][:300]}"
+                raise InfrastructureError(
+                    f"{len(self._held)} runs in a row failed for infrastructure reasons (last: {why}); they were "
+                    "not recorded. Fix the cause and re-run the same command to resume.")
         else:
-            scheduler = LocalScheduler(settings, workers)
-        if on_scheduler:
-            on_scheduler(scheduler)
+            await self.flush()
+            await self._record(outcome)
 
-        def dispatched(spec: RunSpec, worker: str, attempt: int) -> None:
-            ledger.mark_started(spec.run_key, worker=worker, attempt=attempt)
+    async def flush(self) -> None:
+        """Record the infrastructure failures held so far (the streak ended, or the sweep did)."""
+        held, self._held = self._held, []
+        for outcome in held:
+            await self._record(outcome)
 
-        executed = refused = 0
-        # Infrastructure failures in a row are held back, not recorded: if they are the start of an
-        # outage (the Docker engine gone, a full disk), the sweep stops and a re-run redoes them
-        # instead of leaving every remaining run marked infra_error. An app's hang or crash is a judged
-        # outcome (app_hang / app_crash), so a run of hostile apps never reads as an outage.
-        held: list[Outcome] = []
-
-        async def record(outcome: Outcome) -> None:
-            nonlocal executed, refused
-            if remote and ledger.outcome(outcome.run_key) is None:
-                # The store first: an outcome the ledger has is one the store has, whatever crashes.
-                await asyncio.to_thread(remote.put_outcome, outcome)
-            if not ledger.finish(outcome):
-                refused += 1
-                return
-            for stage, key in (("artifact", outcome.artifact_key), ("evidence", outcome.evidence_key),
-                               ("verdict", outcome.verdict_key)):
-                if key:
-                    ledger.record_stage(stage, key, _stage_location(stage, key))
-            log.append(outcome)
-            outcomes[outcome.run_key] = outcome
-            executed += 1
-            if on_outcome:
-                on_outcome(outcome)
-
-        deferred: list[Outcome] = []
-        async for outcome in scheduler.execute(pending, dispatched):
-            if outcome.status is OutcomeStatus.DEFERRED:
-                deferred.append(outcome)  # not recorded: the next invocation, with more budget, redoes it
-                if on_outcome:
-                    on_outcome(outcome)
-                continue
-            if outcome.status is OutcomeStatus.INFRA_ERROR:
-                held.append(outcome)
-                if len(held) >= max_infra_streak:
-                    last = held[-1].reason
-                    why = f"{last.code.value}: {(last.detail.splitlines() or [''])[0][:300]}"
-                    raise InfrastructureError(
-                        f"{len(held)} runs in a row failed for infrastructure reasons (last: {why}); they were "
-                        "not recorded. Fix the cause and re-run the same command to resume.")
-                continue
-            for earlier in held:
-                await record(earlier)
-            held.clear()
-            await record(outcome)
-        for earlier in held:
-            await record(earlier)
-        write_json_atomic(run_dir / "deferred.json", {
-            "reason": "the sweep's budget (budget_usd) was reached; raise it and re-run the same command",
-            "budget_usd": sweep.spec.budget_usd, "spent_usd": round(cap.spent_usd, 6) if cap else None,
-            "runs": [{"run_key": o.run_key, "candidate_id": o.candidate_id, "query_id": o.query_id,
-                      "detail": o.reason.detail[:300]} for o in deferred]})
-    board = build_leaderboard(sweep.spec.name, [c.id for c in sweep.spec.candidates], outcomes.values(),
-                              sample_reduce=sweep.spec.sample_reduce)
-    write_json_atomic(run_dir / "leaderboard.json", board)
-    (run_dir / "leaderboard.md").write_text(leaderboard_markdown(board), encoding="utf-8")
-    if remote:
-        for name in ("results.jsonl", "leaderboard.json", "leaderboard.md", "deferred.json"):
-            await asyncio.to_thread(remote.put_file, name, run_dir / name)
-    return SweepResult(outcomes=outcomes, skipped=skipped, executed=executed, seconds=time.monotonic() - started,
-                       torn_lines=log.torn_lines, redone=len(redone & outcomes.keys()), refused_duplicates=refused,
-                       removed_containers=removed, deferred=[o.run_key for o in deferred],
-                       spent_usd=cap.spent_usd if cap else None, leaderboard=board)
+    async def _record(self, outcome: Outcome) -> None:
+        if not await self._store.record(outcome):
+            self.refused += 1
+            return
+        self._outcomes[outcome.run_key] = outcome
+        self.executed += 1
+        self._observer.on_outcome(outcome)
 
 
-async def _record_plan(sweep: Sweep, planned: list[str], run_dir: Path, remote: RunStore | None) -> None:
-    """The plan this invocation runs, which reduction reads (never the sweep file, which may change)."""
-    plan = RecordedPlan(spec=sweep.spec, run_keys=planned, queries=sweep.queries)
-    write_json_atomic(run_dir / PLAN_FILE, plan, indent=None)
-    if remote:
-        await asyncio.to_thread(remote.put_file, PLAN_FILE, run_dir / PLAN_FILE)
-
-
-def _stage_location(stage: str, key: str) -> str:
-    return {"artifact": f"artifacts/{key}.json", "evidence": f"evidence/{key}",
-            "verdict": f"verdicts/{key}.json"}[stage]
-
-
-def _reconcile(ledger: Ledger, log: ResultsLog) -> None:
-    """Make the ledger and the JSONL log agree after a crash between the two writes, or an older run dir."""
-    logged = log.load()
-    known = ledger.finished_keys()
-    ledger.import_outcomes(o for key, o in logged.items() if key not in known)
-    missing = [o for o in ledger.outcomes() if o.run_key not in logged]
-    for outcome in missing:
-        log.append(outcome)
+def _write_deferred(run_dir: Path, sweep: Sweep, cap: SpendingCap | None, deferred: list[Outcome]) -> None:
+    write_json_atomic(run_dir / "deferred.json", {
+        "reason": "the sweep's budget (budget_usd) was reached; raise it and re-run the same command",
+        "budget_usd": sweep.spec.budget_usd, "spent_usd": round(cap.spent_usd, 6) if cap else None,
+        "runs": [{"run_key": o.run_key, "candidate_id": o.candidate_id, "query_id": o.query_id,
+                  "detail": o.reason.detail[:300]} for o in deferred]})

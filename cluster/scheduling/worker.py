@@ -2,11 +2,11 @@
 
 The same :class:`RunWorker` serves the in-process scheduler and the Ray ``SandboxWorker`` actors.
 It owns the policy for a single run's failures, and one rule tells the app's from the machinery's: a
-failure while the app is in play is the machinery's only when a control page (:mod:`evaluator.control`)
+failure while the app is in play is the machinery's only when a control page (:mod:`evaluator.browser.control_page`)
 on a fresh sandbox fails too. Otherwise no app could be kept from choosing to go unscored (excluded as an
 infrastructure error) by breaking its sandbox on purpose.
 
-- a run that exceeds its time limit is probed (:mod:`evaluator.hang`) before it is cancelled. If the app's
+- a run that exceeds its time limit is probed (:mod:`evaluator.browser.hang`) before it is cancelled. If the app's
   page does not answer while the browser does, it is the app's **hang**: the evidence up to it is committed
   (marked incomplete) and scored by the failure policy (``judged``, ``app_hang``, functional 0). Otherwise the
   sandbox is replaced and the control page run on the new one: a failing control makes it the machinery's
@@ -34,19 +34,19 @@ from typing import Any, Literal, Protocol
 
 from playwright.async_api import Browser, Playwright, async_playwright
 
-from cluster.container_sandbox import ContainerSandbox, SandboxLimits
-from cluster.docker_sandbox import DEFAULT_IMAGE, DockerSandbox, collect_garbage
-from cluster.inputs import InputsRef, fetch_inputs
-from cluster.k8s_sandbox import KubernetesSandbox
-from cluster.k8s_sandbox import collect_garbage as collect_pod_garbage
-from cluster.object_store import S3Store, StoreSettings
-from cluster.run_store import RunStore
-from evaluator.browser import launch_browser
-from evaluator.budget import Budget
-from evaluator.chat import Endpoint, ModelAccess, ResponseCache
+from cluster.sandbox.container import ContainerSandbox, SandboxLimits
+from cluster.sandbox.docker_backend import DEFAULT_IMAGE, DockerSandbox, collect_garbage
+from cluster.sandbox.k8s_backend import KubernetesSandbox
+from cluster.sandbox.k8s_backend import collect_garbage as collect_pod_garbage
+from cluster.store.object_store import S3Store, StoreSettings
+from cluster.store.remote import RunStore
+from cluster.sweep.inputs import InputsRef, fetch_inputs
+from evaluator.browser.app_host import LOOPBACK, AppHost
+from evaluator.browser.context_pool import ContextPool
+from evaluator.browser.control_page import ControlCheck, run_control_page
+from evaluator.browser.hang import probe_hang
+from evaluator.browser.launch import launch_browser
 from evaluator.clock import utc_now
-from evaluator.context_pool import ContextPool
-from evaluator.control import ControlCheck, run_control_page
 from evaluator.errors import (
     BrowserUnavailableError,
     BudgetExhaustedError,
@@ -61,11 +61,11 @@ from evaluator.errors import (
     TamperError,
     WorkerStartError,
 )
-from evaluator.hang import probe_hang
+from evaluator.llm.budget import Budget
+from evaluator.llm.client import Endpoint, ModelAccess, ResponseCache
 from evaluator.models import AppFailure, HangProbe, Outcome, OutcomeReason, OutcomeStatus, ReasonCode, RunSpec
 from evaluator.progress import RunProgress
 from evaluator.run import StagePaths, execute_run, failed_outcome
-from evaluator.sandbox import LOOPBACK, AppHost
 
 Backend = Literal["docker", "kubernetes", "local", "noop"]
 
@@ -252,114 +252,125 @@ class RunWorker:
         return outcome
 
     async def _execute(self, spec: RunSpec) -> Outcome:
-        started = time.monotonic()
         if self._backend is None:
             return _noop_outcome(spec)
-        limit = self.settings.run_timeout_s
-        code, detail = ReasonCode.INTERNAL_ERROR, ""
-        # Set when an attempt's browser died under the app and a control page then passed on the fresh
-        # sandbox: if the next attempt dies the same way, the app is what kills sandboxes (its crash).
-        control: ControlCheck | None = None
-        broken = ""  # a control page that failed: the machinery, not the app, is what fails these attempts
+        tried = _Tries(time.monotonic())
         for attempt in range(1, self.settings.max_attempts + 1):
-            progress = RunProgress()
-            browser: Browser | None = None
-            probe: HangProbe | None = None
+            now = _Attempt(attempt)
             try:
-                browser = await self._backend.browser()
-                contexts = await self._contexts_on(browser)
-                run = asyncio.ensure_future(execute_run(spec, browser=browser, paths=self._paths, attempt=attempt,
-                                                        host=self._backend.host, models=self._models,
-                                                        contexts=contexts, progress=progress))
-                ended = await _until_done_or_disconnected(run, browser, limit)
-                if ended == "done":
-                    return run.result()
-                # Whose timeout is it? Asked before the run is cancelled: its page must still be there.
-                probe = await probe_hang(browser, origin=progress.origin) if ended == "timeout" else None
-                # Either way the run is abandoned: it gets a bounded moment to unwind (a call into a
-                # dead or hung browser may never return), and its sandbox is thrown away.
-                run.cancel()
-                await asyncio.wait({run}, timeout=_CLEANUP_S)
-                run.add_done_callback(_retrieve)
-                if ended == "disconnected":
-                    raise InfrastructureError("the browser's connection dropped during the run (sandbox gone?)")
-                assert probe is not None  # ended == "timeout"
-                if probe.app_hung and progress.commit_incomplete is not None:
-                    # The app's hang is a result about the app: scored from the evidence up to it, not retried.
-                    outcome = await self._app_failure(spec, browser, progress, attempt, AppFailure.HANG,
-                                                      f"the run exceeded its {limit:.0f} s limit: {probe.detail}",
-                                                      probe)
-                    return outcome.model_copy(update={"duration_s": round(time.monotonic() - started, 3)})
-                code, detail = ReasonCode.RUN_TIMEOUT, (f"the run exceeded its {limit:.0f} s limit, and the hang probe "
-                                                        f"did not find the app's page busy beside a healthy browser: "
-                                                        f"{probe.detail}")
-            except BudgetExhaustedError as exc:
-                # Not an outcome: the run waits for a larger budget (its paid calls so far are cached).
-                return failed_outcome(spec, OutcomeStatus.DEFERRED, ReasonCode.BUDGET_EXHAUSTED, str(exc),
-                                      attempts=attempt, duration_s=time.monotonic() - started)
-            except ModelRequestError as exc:
-                # The endpoint refuses the request itself (key, model id): the same request fails again.
-                return failed_outcome(spec, OutcomeStatus.INFRA_ERROR, ReasonCode.MODEL_REQUEST_REFUSED, str(exc),
-                                      attempts=attempt, duration_s=time.monotonic() - started)
+                outcome = await self._attempt(spec, now, tried)
             except ModelUnavailableError as exc:
-                code, detail = ReasonCode.MODEL_UNAVAILABLE, str(exc)
+                tried.code, tried.detail = ReasonCode.MODEL_UNAVAILABLE, str(exc)
                 continue  # the sandbox is fine: retry without replacing it
-            except TamperError as exc:
-                if progress.commit_incomplete is not None and browser is not None:
-                    outcome = await self._app_failure(spec, browser, progress, attempt, AppFailure.TAMPER, str(exc),
-                                                      None)
-                    return outcome.model_copy(update={"duration_s": round(time.monotonic() - started, 3)})
-                # Before this app was loaded nothing of it ran: the machinery's failure.
-                code, detail = ReasonCode.SANDBOX_FAILED, str(exc)
-            except BrowserUnavailableError as exc:
-                code, detail = ReasonCode.BROWSER_UNAVAILABLE, str(exc)
-            except EncoderUnavailableError as exc:
-                code, detail = ReasonCode.ENCODER_FAILED, str(exc)
-            except SandboxError as exc:
-                code, detail = ReasonCode.SANDBOX_FAILED, str(exc)
-            except InfrastructureError as exc:
-                code, detail = ReasonCode.BROWSER_CRASHED, str(exc)
             except Exception as exc:  # noqa: BLE001 - a bug or a dead browser costs one run, not the sweep
-                code = ReasonCode.INTERNAL_ERROR
-                detail = f"{type(exc).__name__}: {exc}\n{traceback.format_exc(limit=6)}"
-            # The app was in play when its run failed: a control page on a fresh sandbox says whose failure it is.
-            in_play = progress.commit_incomplete is not None and code in _SANDBOX_FAILURES
-            if in_play and control is not None and control.passed and browser is not None:
-                failure = AppFailure.HANG if code is ReasonCode.RUN_TIMEOUT else AppFailure.CRASH
-                outcome = await self._app_failure(
-                    spec, browser, progress, attempt, failure,
-                    f"each of {attempt} attempts failed its sandbox (the last: {code.value}: "
-                    f"{(detail.splitlines() or [''])[0][:300]}); before the last, {control.detail} on a fresh one",
-                    probe)
-                return outcome.model_copy(update={"duration_s": round(time.monotonic() - started, 3)})
-            await self._recover(detail.splitlines()[0] if detail else code.value)
-            last = attempt == self.settings.max_attempts
-            control = await self._control_page() if in_play and not last else None
-            if control is not None and not control.passed:
-                broken = f"after attempt {attempt}, {control.detail} on a fresh sandbox: the machinery's failure"
-        if broken:
-            detail = f"{broken}\nlast attempt: {detail}"
-        status = OutcomeStatus.TIMEOUT if code is ReasonCode.RUN_TIMEOUT else OutcomeStatus.INFRA_ERROR
-        return failed_outcome(spec, status, code, detail, attempts=self.settings.max_attempts,
-                              duration_s=time.monotonic() - started)
+                outcome = await self._failed(spec, now, tried, exc)
+            if outcome is None:
+                outcome = await self._after_failed_attempt(spec, now, tried)
+            if outcome is not None:
+                return outcome
+        if tried.broken:
+            tried.detail = f"{tried.broken}\nlast attempt: {tried.detail}"
+        status = OutcomeStatus.TIMEOUT if tried.code is ReasonCode.RUN_TIMEOUT else OutcomeStatus.INFRA_ERROR
+        return failed_outcome(spec, status, tried.code, tried.detail, attempts=self.settings.max_attempts,
+                              duration_s=time.monotonic() - tried.started)
 
-    async def _app_failure(self, spec: RunSpec, browser: Browser, progress: RunProgress, attempt: int,
-                           failure: AppFailure, detail: str, probe: HangProbe | None) -> Outcome:
+    async def _attempt(self, spec: RunSpec, now: _Attempt, tried: _Tries) -> Outcome | None:
+        """One attempt: its outcome; or ``None`` with ``tried`` saying why it failed (a machine timeout)."""
+        assert self._backend is not None
+        limit = self.settings.run_timeout_s
+        now.browser = await self._backend.browser()
+        contexts = await self._contexts_on(now.browser)
+        run = asyncio.ensure_future(execute_run(spec, browser=now.browser, paths=self._paths, attempt=now.number,
+                                                host=self._backend.host, models=self._models,
+                                                contexts=contexts, progress=now.progress))
+        ended = await _until_done_or_disconnected(run, now.browser, limit)
+        if ended == "done":
+            return run.result()
+        # Whose timeout is it? Asked before the run is cancelled: its page must still be there.
+        now.probe = await probe_hang(now.browser, origin=now.progress.origin) if ended == "timeout" else None
+        # Either way the run is abandoned: it gets a bounded moment to unwind (a call into a dead or hung
+        # browser may never return), and its sandbox is thrown away.
+        run.cancel()
+        await asyncio.wait({run}, timeout=_CLEANUP_S)
+        run.add_done_callback(_retrieve)
+        if ended == "disconnected":
+            raise InfrastructureError("the browser's connection dropped during the run (sandbox gone?)")
+        assert now.probe is not None  # ended == "timeout"
+        if now.probe.app_hung and now.progress.commit_incomplete is not None:
+            # The app's hang is a result about the app: scored from the evidence up to it, not retried.
+            return await self._app_failure(spec, now, tried, AppFailure.HANG,
+                                           f"the run exceeded its {limit:.0f} s limit: {now.probe.detail}")
+        tried.code = ReasonCode.RUN_TIMEOUT
+        tried.detail = (f"the run exceeded its {limit:.0f} s limit, and the hang probe did not find the app's page "
+                        f"busy beside a healthy browser: {now.probe.detail}")
+        return None
+
+    async def _failed(self, spec: RunSpec, now: _Attempt, tried: _Tries, exc: Exception) -> Outcome | None:
+        """The outcome an attempt's exception decides; or ``None`` with ``tried`` saying why it failed."""
+        elapsed = time.monotonic() - tried.started
+        if isinstance(exc, BudgetExhaustedError):
+            # Not an outcome: the run waits for a larger budget (its paid calls so far are cached).
+            return failed_outcome(spec, OutcomeStatus.DEFERRED, ReasonCode.BUDGET_EXHAUSTED, str(exc),
+                                  attempts=now.number, duration_s=elapsed)
+        if isinstance(exc, ModelRequestError):
+            # The endpoint refuses the request itself (key, model id): the same request fails again.
+            return failed_outcome(spec, OutcomeStatus.INFRA_ERROR, ReasonCode.MODEL_REQUEST_REFUSED, str(exc),
+                                  attempts=now.number, duration_s=elapsed)
+        if isinstance(exc, TamperError) and now.progress.commit_incomplete is not None and now.browser is not None:
+            now.probe = None
+            return await self._app_failure(spec, now, tried, AppFailure.TAMPER, str(exc))
+        # A tamper before this app was loaded: nothing of it ran, so it is the machinery's failure.
+        for kind, code in _FAILURE_CODES:
+            if isinstance(exc, kind):
+                tried.code, tried.detail = code, str(exc)
+                return None
+        tried.code = ReasonCode.INTERNAL_ERROR
+        tried.detail = f"{type(exc).__name__}: {exc}\n{traceback.format_exc(limit=6)}"
+        return None
+
+    async def _after_failed_attempt(self, spec: RunSpec, now: _Attempt, tried: _Tries) -> Outcome | None:
+        """After a failed attempt, a fresh sandbox; and when the app was in play, a control page on it, which
+        says whose failure it is (the app's, when a control passed before this attempt failed the same way)."""
+        code, detail = tried.code, tried.detail
+        in_play = now.progress.commit_incomplete is not None and code in _SANDBOX_FAILURES
+        if in_play and tried.control is not None and tried.control.passed and now.browser is not None:
+            failure = AppFailure.HANG if code is ReasonCode.RUN_TIMEOUT else AppFailure.CRASH
+            return await self._app_failure(
+                spec, now, tried, failure,
+                f"each of {now.number} attempts failed its sandbox (the last: {code.value}: "
+                f"{(detail.splitlines() or [''])[0][:300]}); before the last, {tried.control.detail} on a fresh one")
+        await self._recover(detail.splitlines()[0] if detail else code.value)
+        last = now.number == self.settings.max_attempts
+        tried.control = await self._control_page() if in_play and not last else None
+        if tried.control is not None and not tried.control.passed:
+            tried.broken = (f"after attempt {now.number}, {tried.control.detail} on a fresh sandbox: "
+                            "the machinery's failure")
+        return None
+
+    async def _app_failure(self, spec: RunSpec, now: _Attempt, tried: _Tries, failure: AppFailure,
+                           detail: str) -> Outcome:
+        """The app's hang, crash or tamper scored (:meth:`_score_app_failure`), timed from the run's start."""
+        outcome = await self._score_app_failure(spec, now, failure, detail)
+        return outcome.model_copy(update={"duration_s": round(time.monotonic() - tried.started, 3)})
+
+    async def _score_app_failure(self, spec: RunSpec, now: _Attempt, failure: AppFailure, detail: str) -> Outcome:
         """Commit the evidence up to the app's hang or crash, replace the sandbox, and score the evidence.
 
         The run is executed again from its stored stages: it finds the bundle committed and marked
-        incomplete, so it touches no browser (``browser`` is only passed along) and only judges (the failure
+        incomplete, so it touches no browser (the attempt's is only passed along) and only judges (the failure
         policy's verdict). The sandbox goes first: a spinning page must not hold a core while it is judged.
         """
+        progress, attempt = now.progress, now.number
         assert progress.commit_incomplete is not None and self._backend is not None  # checked by the caller
+        assert now.browser is not None
         started = time.monotonic()
         try:
             try:
-                await asyncio.to_thread(progress.commit_incomplete, failure, detail, probe)
+                await asyncio.to_thread(progress.commit_incomplete, failure, detail, now.probe)
             finally:
                 await self._recover(f"the app's {failure.value}")
             return await asyncio.wait_for(
-                execute_run(spec, browser=browser, paths=self._paths, attempt=attempt, host=self._backend.host,
+                execute_run(spec, browser=now.browser, paths=self._paths, attempt=attempt, host=self._backend.host,
                             models=self._models), self.settings.run_timeout_s)
         except BudgetExhaustedError as exc:
             return failed_outcome(spec, OutcomeStatus.DEFERRED, ReasonCode.BUDGET_EXHAUSTED, str(exc),
@@ -414,6 +425,40 @@ class RunWorker:
             await asyncio.wait_for(self._backend.recover(), 120)
         except (InfrastructureError, TimeoutError) as exc:
             self.health.last_error = f"recovery failed: {exc}"[:200]
+
+
+@dataclass
+class _Attempt:
+    """One attempt of a run: its number, and what it got as far as (the browser, the hang probe)."""
+
+    number: int
+    progress: RunProgress = field(default_factory=RunProgress)
+    browser: Browser | None = None
+    probe: HangProbe | None = None
+
+
+@dataclass
+class _Tries:
+    """What the attempts of one run found so far."""
+
+    started: float
+    code: ReasonCode = ReasonCode.INTERNAL_ERROR
+    detail: str = ""
+    control: ControlCheck | None = None
+    """Set when an attempt's browser died under the app and a control page then passed on the fresh sandbox: if
+    the next attempt dies the same way, the app is what kills sandboxes (its crash)."""
+    broken: str = ""
+    """A control page that failed: the machinery, not the app, is what fails these attempts."""
+
+
+# An attempt's exception → its reason, first match wins (a tamper before the app loaded is the machinery's).
+_FAILURE_CODES: tuple[tuple[type[Exception], ReasonCode], ...] = (
+    (TamperError, ReasonCode.SANDBOX_FAILED),
+    (BrowserUnavailableError, ReasonCode.BROWSER_UNAVAILABLE),
+    (EncoderUnavailableError, ReasonCode.ENCODER_FAILED),
+    (SandboxError, ReasonCode.SANDBOX_FAILED),
+    (InfrastructureError, ReasonCode.BROWSER_CRASHED),
+)
 
 
 async def _until_done_or_disconnected(run: asyncio.Future[Outcome], browser: Browser,

@@ -259,6 +259,11 @@ class Ledger:
         with self._lock:
             return {key for (key,) in self._db.execute("SELECT run_key FROM outcomes")}
 
+    def finished_count(self) -> int:
+        """How many runs have an outcome."""
+        with self._lock:
+            return int(self._db.execute("SELECT count(*) FROM outcomes").fetchone()[0])
+
     def remaining(self, run_keys: Iterable[str]) -> Iterator[str]:
         """The keys of ``run_keys`` without an outcome, in the given order, produced lazily.
 

@@ -19,11 +19,11 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
-from cluster.ledger import Ledger
-from cluster.object_store import S3Store
+from cluster.store.ledger import Ledger
+from cluster.store.object_store import S3Store
 from evaluator.atomic import write_json_atomic
 from evaluator.errors import EvidenceError, StoreError
-from evaluator.evidence import MANIFEST, read_manifest
+from evaluator.evidence.bundle import MANIFEST, read_manifest
 from evaluator.keys import sha256_bytes
 from evaluator.models import EvidenceManifest, Outcome
 from evaluator.run import StagePaths

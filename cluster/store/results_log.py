@@ -39,6 +39,23 @@ class ResultsLog:
                 outcomes[outcome.run_key] = outcome
         return outcomes
 
+    def summary(self) -> tuple[int, str | None]:
+        """How many lines the log holds, and the run key of its last line: ``None`` when that line is torn (or
+        the log is empty). Reads no line but the last as JSON, so it costs a fraction of :meth:`load`."""
+        if not self.path.exists():
+            return 0, None
+        lines, last = 0, b""
+        with self.path.open("rb") as handle:
+            for line in handle:
+                if line.strip():
+                    lines, last = lines + 1, line
+        if not last.endswith(b"\n"):
+            return lines, None
+        try:
+            return lines, Outcome.model_validate_json(last).run_key
+        except ValidationError:
+            return lines, None
+
     def append(self, outcome: Outcome) -> None:
         """Record one outcome and force it to disk."""
         self.path.parent.mkdir(parents=True, exist_ok=True)

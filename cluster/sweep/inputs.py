@@ -25,8 +25,8 @@ from pathlib import Path, PurePosixPath
 
 import yaml
 
-from cluster.object_store import S3Store, StoreLocation, StoreSettings
-from cluster.sweep import Sweep
+from cluster.store.object_store import S3Store, StoreLocation, StoreSettings
+from cluster.sweep.spec import Sweep
 from evaluator.errors import ConfigError
 from evaluator.models import QuerySet
 

@@ -10,13 +10,13 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from evaluator.chat import Endpoint
+from evaluator.agents.policies import policies
+from evaluator.answer.generate import VARIANTS
 from evaluator.errors import ConfigError
-from evaluator.generate import VARIANTS
 from evaluator.judges import create_judge, judges
 from evaluator.keys import run_key
+from evaluator.llm.client import Endpoint
 from evaluator.models import AgentConfig, Candidate, JudgeConfig, Query, QuerySet, RunSpec
-from evaluator.policies import policies
 from evaluator.registry import Registry
 
 

@@ -16,19 +16,17 @@ reached is an infrastructure failure of the run, not a result about the app.
 from __future__ import annotations
 
 import functools
-import json
-import re
 from importlib import resources
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
-from evaluator.chat import ChatClient, ChatRequest, ChatResult, ModelAccess, ModelOptions
+from evaluator.agents.observation import Action, ActionKind, AgentSummary, Observation
+from evaluator.agents.policies import Policy, policies
 from evaluator.errors import ConfigError
-from evaluator.injection import fence, redact
+from evaluator.judges.injection import fence, redact
+from evaluator.llm.client import ChatClient, ChatRequest, ChatResult, ModelAccess, ModelOptions
 from evaluator.models import AgentConfig, Query
-from evaluator.observation import Action, ActionKind, AgentSummary, Observation
-from evaluator.policies import Policy, policies
 
 PROMPT = "agent-v1"
 _MAX_ELEMENTS = 80
@@ -101,19 +99,14 @@ def llm_agent(*, config: AgentConfig, models: ModelAccess | None = None, query: 
     if models is None:
         raise ConfigError("the llm agent needs model endpoints: run it from a sweep with `endpoints:`")
     client = models.client(options.endpoint, role="agent")
-    return _LLMAgent(client, brief=query.brief if query else "", model=options.model, max_steps=config.max_steps,
-                     temperature=options.temperature, max_tokens=options.max_tokens, images=options.images,
-                     history=options.history, structured=options.structured, seed=config.seed)
+    return _LLMAgent(client, options, brief=query.brief if query else "", max_steps=config.max_steps, seed=config.seed)
 
 
 class _LLMAgent:
-    def __init__(self, client: ChatClient, *, brief: str, model: str, max_steps: int, temperature: float,
-                 max_tokens: int, images: bool, history: int, structured: bool, seed: int) -> None:
-        self._client = client
-        self._brief = brief
-        self._model, self._max_steps = model, max_steps
-        self._temperature, self._max_tokens = temperature, max_tokens
-        self._images, self._history_size, self._structured, self._seed = images, history, structured, seed
+    def __init__(self, client: ChatClient, options: LLMAgentOptions, *, brief: str, max_steps: int, seed: int
+                 ) -> None:
+        self._client, self._options = client, options
+        self._brief, self._max_steps, self._seed = brief, max_steps, seed
         self._history: list[str] = []
         self._failed_turns = 0
 
@@ -123,11 +116,12 @@ class _LLMAgent:
         messages: list[dict[str, Any]] = [
             {"role": "system", "content": _prompt().replace("{max_steps}", str(self._max_steps))},
             {"role": "user", "content": self._content(observation)}]
+        options = self._options
         format_ = ({"type": "json_schema", "json_schema": {"name": "agent_action", "schema": decision_schema(),
                                                             "strict": True}}
-                   if self._structured else {"type": "json_object"})
-        request = ChatRequest(model=self._model, messages=messages, temperature=self._temperature,
-                              max_tokens=self._max_tokens, response_format=format_, seed=self._seed)
+                   if options.structured else {"type": "json_object"})
+        request = ChatRequest(model=options.model, messages=messages, temperature=options.temperature,
+                              max_tokens=options.max_tokens, response_format=format_, seed=self._seed)
         result = await self._client.complete(request)
         decision, problem = _parse(result, observation)
         if decision is None and not result.refusal:
@@ -154,7 +148,7 @@ class _LLMAgent:
         line = f"step {observation.step - 1}: {action.kind.value}{target}{typed} -> {result.status.value}"
         if result.detail:
             line += f" ({result.detail[:120]})"
-        self._history = [*self._history, line][-self._history_size:]
+        self._history = [*self._history, line][-self._options.history:]
 
     def _content(self, observation: Observation) -> list[dict[str, Any]] | str:
         elements = []
@@ -184,25 +178,16 @@ class _LLMAgent:
             "Your earlier steps:\n" + ("\n".join(self._history) or "(none)"),
             *(f"evalgrid says: {note}" for note in observation.notes),
         ])
-        if not self._images or not observation.image:
+        if not self._options.images or not observation.image:
             return text
         return [{"type": "text", "text": text},
                 {"type": "image_url", "image_url": {"url": f"data:image/jpeg;base64,{observation.image}"}}]
 
 
 def _parse(result: ChatResult, observation: Observation) -> tuple[_Decision | None, str]:
-    if result.refusal:
-        return None, "refused"
-    if result.finish_reason == "length":
-        return None, "the answer was cut off at the token limit; keep it shorter"
-    text = result.content.strip()
-    fenced = re.fullmatch(r"```(?:json)?\s*(.*?)\s*```", text, re.DOTALL)
-    if fenced:
-        text = fenced.group(1)
-    try:
-        decision = _Decision.model_validate(json.loads(text))
-    except (ValueError, ValidationError) as exc:
-        return None, f"it is not valid JSON for the schema ({str(exc).splitlines()[0][:200]})"
+    decision, problem = result.answer_as(_Decision)
+    if decision is None:
+        return None, problem
     if decision.action not in _ACTIONS:
         return None, f"action {decision.action!r} is not one of {', '.join(_ACTIONS)}"
     count = len(observation.elements)

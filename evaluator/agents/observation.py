@@ -6,8 +6,9 @@ A failed action is not an exception: it comes back as the ``last_result`` of the
 from __future__ import annotations
 
 from enum import StrEnum
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
 
 
 class _Wire(BaseModel):
@@ -267,3 +268,60 @@ class StepRecord(_Wire):
     """Video time the action's effect was observed."""
     input_at_s: float | None = None
     """Video time the app received the input (the press of a click, the first keystroke), when there was one."""
+
+
+class AudioTrack(_Wire):
+    """The interaction video's sound: the track muxed into it and how it lines up, or why there is none."""
+
+    track: bool
+    """The video has a sound track."""
+    note: str | None = None
+    """Why there is no track (none when there is one)."""
+    offset_s: float | None = None
+    """The sound's start minus the video's start, seconds (a track only)."""
+    lag_s: float | None = None
+    """How far the capture trailed real time at its end: more than a few tens of ms means samples were lost
+    (a track only)."""
+    captured_s: float | None = None
+    """Seconds of sound captured (a track only)."""
+
+    @model_serializer(mode="wrap")
+    def _given(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        # Readers tell a track from its absence by which keys are there, as before this record existed.
+        return {name: value for name, value in handler(self).items() if value is not None}
+
+
+class InteractionResult(_Wire):
+    """``interaction/result.json``: how the interaction ended and what it recorded.
+
+    Bundles written before this record have no ``version``; readers take them as version 1.
+    """
+
+    version: Literal[1] = 1
+    ended_by: str
+    """``policy`` (it finished), ``budget`` (steps ran out), ``page_failure`` (the page broke the interaction),
+    ``build_failure`` / ``perception_failure`` (no interaction took place), or the app's failure that cut the run
+    short (``hang``, ``crash``, ``tamper``)."""
+    error: str | None = None
+    """What went wrong, for a person."""
+    coverage: Coverage | None = None
+    """Salient controls exercised, when the interaction ran to its end."""
+    steps: int = 0
+    """Steps in the trace."""
+    video_duration_s: float = 0.0
+    """Length of ``interaction/video.mp4`` (0: none)."""
+    frames: int = 0
+    """Screencast frames received."""
+    wall_duration_s: float = 0.0
+    """Wall time from the screencast's start to its end."""
+    console_entries_dropped: int
+    """Console entries past the log's limit, not recorded in ``console.json``."""
+    audio: AudioTrack | None = None
+    """The video's sound; absent (not null) when no interaction took place."""
+
+    @model_serializer(mode="wrap")
+    def _without_absent_audio(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        data: dict[str, Any] = handler(self)
+        if self.audio is None:
+            del data["audio"]
+        return data

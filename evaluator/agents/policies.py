@@ -1,7 +1,7 @@
 """Agent policies: what decides the next action. The deterministic explorer is the default.
 
 A policy is a small async callable built per run from the registry, so it may keep memory of the
-run. The interaction loop (``evaluator.interaction``) owns freezing, execution, measurement, the
+run. The interaction loop (``evaluator.evidence.interaction``) owns freezing, execution, measurement, the
 coverage gate and the budget; a policy only chooses.
 """
 
@@ -14,9 +14,9 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict
 
-from evaluator.chat import ModelAccess
+from evaluator.agents.observation import KEY_PROBE_REASON, Action, ActionKind, ElementInfo, Observation, ResultStatus
+from evaluator.llm.client import ModelAccess
 from evaluator.models import AgentConfig, Query
-from evaluator.observation import KEY_PROBE_REASON, Action, ActionKind, ElementInfo, Observation, ResultStatus
 from evaluator.registry import Registry
 
 
@@ -28,7 +28,7 @@ class Policy(Protocol):
         ...
 
 
-policies: Registry[Policy] = Registry("agent policy", builtins=("evaluator.llm_agent",))
+policies: Registry[Policy] = Registry("agent policy", builtins=("evaluator.agents.llm_agent",))
 """Registry of agent policies; ``policies.create(name, config=..., models=..., query=...)`` builds one for a run."""
 
 _STAGNATION_LIMIT = 3
@@ -130,81 +130,121 @@ def explorer(*, config: AgentConfig, models: ModelAccess | None = None, query: Q
     memory = _Memory()
 
     async def choose(observation: Observation) -> Action:
-        last = observation.last_result
-        editing = memory.last_kind is ActionKind.DBLCLICK and last is not None and last.status is ResultStatus.CHANGED
-        if memory.last_selector is not None and last is not None:
-            memory.results.setdefault(memory.last_selector, []).append(last.status)
-            current = memory.last_intent == "choice" and last.status is ResultStatus.NO_CHANGE
-            shape = memory.last_shape or memory.last_selector
-            if (last.expectation_met is False or current) and shape not in memory.rechecked:
-                memory.recheck[shape] = (memory.recent_states[-1] if memory.recent_states else "",
-                                         memory.last_selector)
-            if current and memory.home is None:
-                memory.home = memory.last_selector
-            if (last.status is ResultStatus.CHANGED and last.expectation_met is not False
-                    and memory.last_kind is not None):
-                memory.worked.add((shape, memory.last_kind))
-        memory.last_shape, memory.last_kind, memory.last_intent = None, None, ""
-        if memory.pressing and observation.last_result is not None:
-            memory.keys_effective += observation.last_result.status is ResultStatus.CHANGED
-        memory.pressing = False
-        if memory.submitted is not None and observation.last_result is not None:
-            if observation.last_result.status is ResultStatus.CHANGED:
-                button = _button_after(observation, memory.submitted)
-                if button is not None:
-                    memory.refill[button.selector] = memory.submitted
-            memory.submitted = None
-        memory.recent_states.append(observation.state)
-        submit, memory.submit = memory.submit, None
-        if submit is not None:
-            field_ = next((e for e in observation.elements if e.selector == submit), None)
-            if field_ is not None:
-                memory.last_selector, memory.submitted = None, submit
-                return Action(kind=ActionKind.PRESS, element=field_.index, text="Enter",
-                              reason="submit the typed text with Enter")
-        if (observation.keyboard in _KEY_REASONS and memory.keys_effective < _KEYS_ENOUGH
-                and len(memory.keys) < len(_PAGE_KEYS)):
-            key = _PAGE_KEYS[len(memory.keys)]
-            memory.keys.append(key)
-            memory.pressing, memory.last_selector = True, None
-            return Action(kind=ActionKind.PRESS, text=key,
-                          reason=f"{KEY_PROBE_REASON} ({observation.keyboard}): press {key}")
-        stagnant = len(memory.recent_states) == _STAGNATION_LIMIT and len(set(memory.recent_states)) == 1
-        origin = _origin(observation.url)
-        candidates = [(e, a) for e in _ordered(observation) for a in _actions_for(e, origin)]
-        recheck = _recheck(memory, observation, candidates)
-        if recheck is not None:
-            return recheck
-        if editing:
-            for element, action in candidates:
-                if (element.created and action.kind is ActionKind.TYPE and element.tag == "input"
-                        and element.type in _SUBMITTED_BY_ENTER and (element.selector, "type") not in memory.tried):
-                    return _take(memory, element, action.model_copy(update={"text": _EDITED_TEXT}),
-                                 observation.state, "give the item opened by the double click new text")
-        for element, action in candidates:
-            use = (control_shape(element), action.kind)
-            if ((element.selector, action.kind.value) not in memory.tried and use not in memory.worked
-                    and memory.shape_tries.get(use, 0) < _MAX_TRIES_PER_CONTROL):
-                refill = _refill(memory, observation, element)
-                if refill is not None:
-                    return refill
-                return _take(memory, element, action, observation.state, "not exercised yet")
-        home = _go_home(memory, observation, candidates)
-        if home is not None:
-            return home
-        if not stagnant:
-            for element, action in candidates:
-                if (element.selector, action.kind.value) not in memory.tried:
-                    continue  # never tried: a twin of a per-item control tried on another item
-                states = memory.tried[(element.selector, action.kind.value)]
-                if (observation.state not in states and len(states) < _MAX_TRIES_PER_CONTROL
-                        and memory.results.get(element.selector, [None])[-1] is ResultStatus.NO_CHANGE):
-                    return _take(memory, element, action, observation.state, "retry in a new state: it did nothing")
-        memory.last_selector = None
-        reason = "the page stagnated" if stagnant else "every reachable control was exercised"
-        return Action(kind=ActionKind.FINISH, reason=reason)
+        editing = _learn(memory, observation)
+        follow_up = _follow_up(memory, observation)
+        return follow_up if follow_up is not None else _next_control(memory, observation, editing)
 
     return choose
+
+
+def _learn(memory: _Memory, observation: Observation) -> bool:
+    """Take in what the last action did; whether it opened something to edit (a double click that changed the
+    page)."""
+    last = observation.last_result
+    editing = memory.last_kind is ActionKind.DBLCLICK and last is not None and last.status is ResultStatus.CHANGED
+    if memory.last_selector is not None and last is not None:
+        memory.results.setdefault(memory.last_selector, []).append(last.status)
+        current = memory.last_intent == "choice" and last.status is ResultStatus.NO_CHANGE
+        shape = memory.last_shape or memory.last_selector
+        if (last.expectation_met is False or current) and shape not in memory.rechecked:
+            memory.recheck[shape] = (memory.recent_states[-1] if memory.recent_states else "", memory.last_selector)
+        if current and memory.home is None:
+            memory.home = memory.last_selector
+        if last.status is ResultStatus.CHANGED and last.expectation_met is not False and memory.last_kind is not None:
+            memory.worked.add((shape, memory.last_kind))
+    memory.last_shape, memory.last_kind, memory.last_intent = None, None, ""
+    if memory.pressing and last is not None:
+        memory.keys_effective += last.status is ResultStatus.CHANGED
+    memory.pressing = False
+    if memory.submitted is not None and last is not None:
+        if last.status is ResultStatus.CHANGED:
+            button = _button_after(observation, memory.submitted)
+            if button is not None:
+                memory.refill[button.selector] = memory.submitted
+        memory.submitted = None
+    memory.recent_states.append(observation.state)
+    return editing
+
+
+def _follow_up(memory: _Memory, observation: Observation) -> Action | None:
+    """What the last actions call for before any other control: Enter in the field just typed into, or the next
+    key on a page driven by keys."""
+    submit, memory.submit = memory.submit, None
+    if submit is not None:
+        field_ = next((e for e in observation.elements if e.selector == submit), None)
+        if field_ is not None:
+            memory.last_selector, memory.submitted = None, submit
+            return Action(kind=ActionKind.PRESS, element=field_.index, text="Enter",
+                          reason="submit the typed text with Enter")
+    if (observation.keyboard in _KEY_REASONS and memory.keys_effective < _KEYS_ENOUGH
+            and len(memory.keys) < len(_PAGE_KEYS)):
+        key = _PAGE_KEYS[len(memory.keys)]
+        memory.keys.append(key)
+        memory.pressing, memory.last_selector = True, None
+        return Action(kind=ActionKind.PRESS, text=key,
+                      reason=f"{KEY_PROBE_REASON} ({observation.keyboard}): press {key}")
+    return None
+
+
+def _next_control(memory: _Memory, observation: Observation, editing: bool) -> Action:
+    """The next control to use, in the explorer's order of preference; ``finish`` when none is left."""
+    stagnant = len(memory.recent_states) == _STAGNATION_LIMIT and len(set(memory.recent_states)) == 1
+    origin = _origin(observation.url)
+    candidates = [(e, a) for e in _ordered(observation) for a in _actions_for(e, origin)]
+    chosen = _recheck(memory, observation, candidates)
+    if chosen is None and editing:
+        chosen = _edit_opened(memory, observation, candidates)
+    if chosen is None:
+        chosen = _untried(memory, observation, candidates)
+    if chosen is None:
+        chosen = _go_home(memory, observation, candidates)
+    if chosen is None and not stagnant:
+        chosen = _retry(memory, observation, candidates)
+    if chosen is not None:
+        return chosen
+    memory.last_selector = None
+    reason = "the page stagnated" if stagnant else "every reachable control was exercised"
+    return Action(kind=ActionKind.FINISH, reason=reason)
+
+
+def _edit_opened(memory: _Memory, observation: Observation, candidates: list[tuple[ElementInfo, Action]]
+                 ) -> Action | None:
+    """New text for the field the double click opened (an item edited in place), committed with Enter next."""
+    for element, action in candidates:
+        if (element.created and action.kind is ActionKind.TYPE and element.tag == "input"
+                and element.type in _SUBMITTED_BY_ENTER and (element.selector, "type") not in memory.tried):
+            return _take(memory, element, action.model_copy(update={"text": _EDITED_TEXT}), observation.state,
+                         "give the item opened by the double click new text")
+    return None
+
+
+def _untried(memory: _Memory, observation: Observation, candidates: list[tuple[ElementInfo, Action]]
+             ) -> Action | None:
+    """The first use of a control not tried yet, unless a twin of it (a per-item control) worked or was tried
+    enough; a field that Enter submitted and cleared is typed into again before its own button."""
+    for element, action in candidates:
+        use = (control_shape(element), action.kind)
+        if ((element.selector, action.kind.value) not in memory.tried and use not in memory.worked
+                and memory.shape_tries.get(use, 0) < _MAX_TRIES_PER_CONTROL):
+            refill = _refill(memory, observation, element)
+            if refill is not None:
+                return refill
+            return _take(memory, element, action, observation.state, "not exercised yet")
+    return None
+
+
+def _retry(memory: _Memory, observation: Observation, candidates: list[tuple[ElementInfo, Action]]
+           ) -> Action | None:
+    """A control whose use did nothing, again in a state it was not tried in (it may depend on state, like
+    "Clear")."""
+    for element, action in candidates:
+        if (element.selector, action.kind.value) not in memory.tried:
+            continue  # never tried: a twin of a per-item control tried on another item
+        states = memory.tried[(element.selector, action.kind.value)]
+        if (observation.state not in states and len(states) < _MAX_TRIES_PER_CONTROL
+                and memory.results.get(element.selector, [None])[-1] is ResultStatus.NO_CHANGE):
+            return _take(memory, element, action, observation.state, "retry in a new state: it did nothing")
+    return None
 
 
 def _go_home(memory: _Memory, observation: Observation, candidates: list[tuple[ElementInfo, Action]]

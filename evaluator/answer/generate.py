@@ -17,9 +17,9 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict
 
 from evaluator.atomic import write_json_atomic
-from evaluator.chat import ChatRequest, ModelAccess
 from evaluator.errors import ConfigError
 from evaluator.keys import content_key
+from evaluator.llm.client import ChatRequest, ModelAccess
 from evaluator.models import Candidate, Query
 
 ANSWER_SUFFIXES = (".md", ".markdown", ".html", ".htm", ".txt")

@@ -12,10 +12,10 @@ from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from pathlib import Path
 from typing import Protocol
 
+from evaluator.browser.serve import serve_directory
 from evaluator.errors import BuildUnavailableError
+from evaluator.evidence.soundtrack import AudioSource
 from evaluator.models import BuildReport, MirroredPackage, Stack
-from evaluator.serve import serve_directory
-from evaluator.soundtrack import AudioSource
 
 BUILD_OUTPUT = "index.html"
 """Where a built app's page is: the build replaces the served directory's contents, as `vite preview` serves."""

@@ -20,8 +20,8 @@ from typing import NamedTuple
 from playwright.async_api import Browser, BrowserContext, Page, ViewportSize
 from playwright.async_api import Error as PlaywrightError
 
-from evaluator.browser import confine_to_origin
-from evaluator.environment import LOCALE, TIMEZONE, pin_context
+from evaluator.browser.frozen_web import LOCALE, TIMEZONE, pin_context
+from evaluator.browser.launch import confine_to_origin
 from evaluator.errors import BrowserUnavailableError
 
 DESKTOP: ViewportSize = {"width": 1280, "height": 800}

@@ -15,8 +15,8 @@ from typing import NamedTuple
 from playwright.async_api import Browser
 from playwright.async_api import Error as PlaywrightError
 
+from evaluator.browser.app_host import AppHost
 from evaluator.errors import InfrastructureError
-from evaluator.sandbox import AppHost
 
 CONTROL_TIMEOUT_S = 30.0
 """Serving, loading and checking the control page (a sandbox's first page load included)."""

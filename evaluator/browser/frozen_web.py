@@ -17,8 +17,8 @@ from datetime import UTC, datetime, timedelta
 from playwright.async_api import BrowserContext, CDPSession, Page
 from playwright.async_api import Error as PlaywrightError
 
+from evaluator.evidence.probes import page_script
 from evaluator.models import MirroredPackage, WebEnvironment
-from evaluator.probes import page_script
 
 LOCALE = "en-US"
 TIMEZONE = "UTC"

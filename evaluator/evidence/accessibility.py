@@ -21,9 +21,9 @@ from typing import Any, Literal
 from playwright.async_api import CDPSession, Page
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from evaluator.crash import CrashWatch, PageCrashed
+from evaluator.browser.crash import CrashWatch, PageCrashed
 from evaluator.errors import InfrastructureError
-from evaluator.probes import isolated_world
+from evaluator.evidence.probes import isolated_world
 
 __all__ = ["AXE_VERSION", "AccessibilityAudit", "AxeViolation", "audit_accessibility"]
 

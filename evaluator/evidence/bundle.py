@@ -4,7 +4,7 @@ A bundle without a manifest is partial (the ``INCOMPLETE`` marker says since whe
 again. A bundle with a manifest is committed, and :func:`verify_bundle` checks every file against its
 recorded hash. A committed bundle is complete unless its manifest's ``incomplete`` says the app hung or
 crashed the run: then it is the evidence up to that point, kept (collecting again would hang again) and
-scored by the failure policy (:mod:`evaluator.failure_policy`), never judged as if complete.
+scored by the failure policy (:mod:`evaluator.judges.failure_policy`), never judged as if complete.
 """
 
 from __future__ import annotations
@@ -159,7 +159,7 @@ class EvidenceBundle:
             raise EvidenceError(f"{root} is not a committed evidence bundle (no manifest, or marked INCOMPLETE)")
         if manifest.incomplete is not None and not allow_incomplete:
             raise EvidenceError(f"{root} stops at the app's {manifest.incomplete.failure.value} "
-                                f"({manifest.incomplete.detail[:200]}); score it with evaluator.failure_policy")
+                                f"({manifest.incomplete.detail[:200]}); score it with evaluator.judges.failure_policy")
         self.root = root
         self.manifest = manifest
 

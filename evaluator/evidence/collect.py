@@ -1,6 +1,6 @@
 """Evidence collection for one artifact: Static Perception, then Agent-Driven Interaction.
 
-The app is served by an :class:`~evaluator.sandbox.AppHost` (loopback by default, or a sandbox)
+The app is served by an :class:`~evaluator.browser.app_host.AppHost` (loopback by default, or a sandbox)
 from the bundle's own source snapshot, and the browser may reach nothing else. The bundle is
 written as the run goes and committed by its manifest at the end.
 """
@@ -12,24 +12,29 @@ import time
 from collections.abc import Callable, Iterable
 from importlib import metadata
 from pathlib import Path
-from typing import Any
 
-from playwright.async_api import Browser
+from playwright.async_api import Browser, BrowserContext, Page
 from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import TimeoutError as PlaywrightTimeoutError
 
-from evaluator.chat import ModelAccess
-from evaluator.console import PageLog
-from evaluator.context_pool import ContextPool
-from evaluator.crash import CrashWatch
-from evaluator.environment import web_environment
+from evaluator.agents.observation import AgentSummary, AudioTrack, Coverage, InteractionResult, StepRecord
+from evaluator.agents.policies import policies
+from evaluator.browser.app_host import BUILD_OUTPUT, LOOPBACK, AppHost
+from evaluator.browser.context_pool import ContextPool
+from evaluator.browser.crash import CrashWatch
+from evaluator.browser.freeze import FreezeController
+from evaluator.browser.frozen_web import web_environment
+from evaluator.browser.hang import browser_answers, probe_hang
 from evaluator.errors import BudgetExhaustedError, InfrastructureError, ModelRequestError
-from evaluator.evidence import EvidenceWriter
-from evaluator.freeze import FreezeController
-from evaluator.hang import browser_answers, probe_hang
-from evaluator.injection import Finding, redact
-from evaluator.interaction import Interaction
+from evaluator.evidence.bundle import EvidenceWriter
+from evaluator.evidence.console import PageLog
+from evaluator.evidence.interaction import Interaction
+from evaluator.evidence.perception import perceive
+from evaluator.evidence.screencast import ScreenRecorder, ffmpeg_version
+from evaluator.evidence.soundtrack import AudioCapture, AudioRecorder, AudioSource, mux_audio
+from evaluator.judges.injection import Finding, redact
 from evaluator.keys import COLLECTOR_VERSION
+from evaluator.llm.client import ModelAccess
 from evaluator.models import (
     AgentConfig,
     AppFailure,
@@ -42,13 +47,7 @@ from evaluator.models import (
     Stack,
     ToolVersions,
 )
-from evaluator.observation import AgentSummary
-from evaluator.perception import perceive
-from evaluator.policies import policies
 from evaluator.progress import RunProgress
-from evaluator.sandbox import BUILD_OUTPUT, LOOPBACK, AppHost
-from evaluator.screencast import ScreenRecorder, ffmpeg_version
-from evaluator.soundtrack import AudioCapture, AudioRecorder, AudioSource, mux_audio
 
 
 def _package_version(name: str) -> str:
@@ -58,191 +57,290 @@ def _package_version(name: str) -> str:
     except metadata.PackageNotFoundError:
         return "unknown"
 
+
 async def collect_evidence(
     *, browser: Browser, artifact: Artifact, query: Query, agent: AgentConfig, bundle_dir: Path, evidence_key: str,
-    host: AppHost = LOOPBACK, models: ModelAccess | None = None, contexts: ContextPool | None = None,
-    progress: RunProgress | None = None,
+    host: AppHost = LOOPBACK, models: ModelAccess | None = None,
 ) -> EvidenceManifest:
-    """Collect and commit the evidence bundle of ``artifact`` under ``bundle_dir``.
+    """Collect and commit the evidence bundle of ``artifact`` under ``bundle_dir`` (see
+    :class:`EvidenceCollection`; a worker, which makes contexts ahead and watches the run's progress, uses it directly).
 
     ``host`` serves the app where ``browser`` can reach it (the browser runs beside it in a sandbox).
-    ``contexts`` is a pool on ``browser`` that made the run's contexts ahead (a worker's), and makes the
-    next run's once this run's app has stopped; without, they are made when needed.
+    """
+    collection = EvidenceCollection(ContextPool(browser), bundle_dir, artifact=artifact, query=query, agent=agent,
+                                    evidence_key=evidence_key, host=host, models=models)
+    return await collection.run()
+
+
+class EvidenceCollection:
+    """One bundle's collection, a method per phase: build, Static Perception, the interaction, the commit.
+
     An app that crashes or wedges its tab during Static Perception still yields a bundle: it records
     ``static/failure.json`` and no interaction.
     An app whose page stops answering during the interaction (an action times out, and the hang probe finds
     its main thread busy beside a healthy browser) yields a bundle committed as incomplete: the app's hang.
-    ``progress`` gets the app's origin and a way to commit the bundle as it stands (for the worker, when the
-    app hangs or kills the run before the end).
+    What a phase leaves for the later ones (and for a commit cut short by the app) is kept as attributes.
     """
-    if contexts is None:
-        contexts = ContextPool(browser)
-    elif contexts.browser is not browser:
-        raise ValueError("collect_evidence: the context pool belongs to another browser; pass the pool made on it")
-    writer = EvidenceWriter(bundle_dir)
-    writer.write_json("query.json", query)
-    writer.write_json("artifact.json", artifact.model_dump(mode="json", exclude={"files"}))
-    for rel, content in artifact.files.items():
-        writer.write_text(f"source/{rel}", content)
-    timings: dict[str, float] = {}
-    server_log: list[str] = []
-    log = PageLog()
-    phase = {"name": "mobile"}
-    blocked: list[str] = []
-    started = time.monotonic()
-    error = None
-    recorder: ScreenRecorder | None = None
-    interaction: Interaction | None = None
-    failure: dict[str, str] | None = None
-    hung: HangProbe | None = None
-    sound = _Soundtrack(host.audio, writer.path("interaction/.audio.wav"))
-    requests: list[dict[str, str]] = []
-    build: BuildReport | None = None
 
-    def commit_incomplete(cause: AppFailure, detail: str, probe: HangProbe | None) -> EvidenceManifest:
-        """The evidence up to the app's hang or crash, committed and marked incomplete (no video)."""
-        trace = list(interaction.trace) if interaction is not None else []
-        perceived = phase["name"] == "interaction"
-        if not perceived and not writer.path("static/failure.json").exists():
-            writer.write_json("static/failure.json", {"phase": phase["name"], "error": detail})
-        shots = sorted((bundle_dir / "interaction" / "steps").glob("*.jpg"))
-        last = (shots[-1].relative_to(bundle_dir).as_posix() if shots else
-                "static/desktop-viewport.png" if (bundle_dir / "static" / "desktop-viewport.png").is_file() else None)
-        writer.write_json("interaction/trace.json", [s.model_dump(mode="json") for s in trace])
-        writer.write_json("interaction/frames.json", recorder.timeline() if recorder is not None else [])
-        writer.write_json("interaction/result.json", {
-            "ended_by": cause.value, "error": detail, "coverage": None, "steps": len(trace),
-            "video_duration_s": 0.0, "frames": recorder.frame_count if recorder is not None else 0,
-            "wall_duration_s": 0.0, "console_entries_dropped": log.dropped,
-            "audio": {"track": False, "note": f"no video: the app's {cause.value} cut the run short"}})
-        writer.write_json("agent_summary.json", interaction.fallback_summary(detail) if interaction is not None
-                          else _no_summary(detail))
-        incomplete = IncompleteEvidence(failure=cause, phase=phase["name"], detail=detail[:2000], steps=len(trace),
-                                        last_screenshot=last, probe=probe)
-        return _finish(writer, artifact, agent, browser, host, evidence_key, timings, log, blocked, server_log,
-                       requests, build, started, video_time=lambda wall: None, incomplete=incomplete,
-                       shown=interaction.injection if interaction is not None else ())
+    def __init__(self, contexts: ContextPool, bundle_dir: Path, *, artifact: Artifact, query: Query,
+                 agent: AgentConfig, evidence_key: str, host: AppHost = LOOPBACK, models: ModelAccess | None = None
+                 ) -> None:
+        """Start the bundle under ``bundle_dir`` with its inputs (the query, the artifact and its source).
 
-    if progress is not None:
-        progress.commit_incomplete = commit_incomplete
-    async with host.serve(bundle_dir / "source", server_log, requests) as origin:
+        ``contexts`` is a pool that makes the run's browser contexts (a worker's makes them ahead), on the browser
+        that ``host`` serves the app to; it makes the next run's once this run's app has stopped. ``models`` is
+        what an LLM agent may call.
+        """
+        self._contexts, self._browser = contexts, contexts.browser
+        self._writer = writer = EvidenceWriter(bundle_dir)
+        self._artifact, self._query, self._agent = artifact, query, agent
+        self._evidence_key, self._host, self._models = evidence_key, host, models
+        writer.write_json("query.json", query)
+        writer.write_json("artifact.json", artifact.model_dump(mode="json", exclude={"files"}))
+        for rel, content in artifact.files.items():
+            writer.write_text(f"source/{rel}", content)
+        self._timings: dict[str, float] = {}
+        self._server_log: list[str] = []
+        self._requests: list[dict[str, str]] = []
+        """The mirror's record of the requests that reached it."""
+        self._blocked: list[str] = []
+        """External requests the driver refused."""
+        self._log = PageLog()
+        self._phase = {"name": "mobile"}
+        """A dict, not a string: :func:`perceive` moves it on, and the desktop page's console entries read it live."""
+        self._build_report: BuildReport | None = None
+        self._failure: dict[str, str] | None = None
+        """``static/failure.json``: the build or Static Perception failed, and no interaction takes place."""
+        self._sound = _Soundtrack(host.audio, writer.path("interaction/.audio.wav"))
+        self._recorder: ScreenRecorder | None = None
+        self._interaction: Interaction | None = None
+        self._summary: AgentSummary | None = None
+        self._coverage: Coverage | None = None
+        self._ended_by = ""
+        self._error: str | None = None
+        self._hung: HangProbe | None = None
+        self._started = time.monotonic()
+
+    async def run(self, progress: RunProgress | None = None) -> EvidenceManifest:
+        """Every phase in turn while the app is served, then the commit; the committed bundle's manifest.
+
+        ``progress`` gets the app's origin and a way to commit the bundle as it stands (for the worker, when the
+        app hangs or kills the run before the end).
+        """
         if progress is not None:
-            progress.origin = origin
-        url = f"{origin}/{artifact.entrypoint}"
-        if artifact.stack in (Stack.COMPONENT, Stack.PROJECT):
-            phase["name"] = "build"
-            mark = time.monotonic()
-            build, build_log = await host.build(artifact.stack, artifact.entrypoint)
-            timings["build"] = time.monotonic() - mark
-            writer.write_text(build.log_file, build_log)
-            # The build's output is what a developer's terminal would show: the judge's dev-server output.
-            server_log.extend(build_log.splitlines())
-            url = f"{origin}/{BUILD_OUTPUT}"
-        if build is not None and not build.ok:
-            failure = {"phase": "build", "error": f"the {artifact.stack} build failed (exit code "
-                                                   f"{build.exit_code}{', timed out' if build.timed_out else ''}); "
-                                                   f"see {build.log_file}"}
-        else:
-            try:
-                desktop, page = await perceive(contexts, origin=origin, url=url, writer=writer, log=log,
-                                               blocked=blocked, phase=phase, timings=timings,
-                                               confine=host.mirror is None)
-            except PlaywrightError as exc:
-                if not await browser_answers(browser):
-                    raise InfrastructureError(f"the browser died during Static Perception: {exc}") from exc
-                # The app crashed or wedged its own tab before it could be seen: a result about the app
-                # (the judge scores it as a render failure), not a reason to retry.
-                failure = {"phase": phase["name"], "error": f"{type(exc).__name__}: {str(exc)[:500]}"}
-        if failure is None:
-            phase["name"] = "interaction"
-            mark = time.monotonic()
-            try:
-                try:
-                    cdp = await desktop.new_cdp_session(page)
-                    freezer = FreezeController(page, cdp)
-                    recorder = ScreenRecorder(cdp, writer.directory("interaction/.frames"), caps=writer.caps)
-                    await sound.start()  # first: no part of the video may precede the audio
-                    await recorder.start()
-                    interaction = Interaction(
-                        page=page, app_url=url, writer=writer, recorder=recorder, freezer=freezer, log=log,
-                        policy=policies.create(agent.policy, config=agent, models=models, query=query), config=agent,
-                    )
-                    await freezer.start()
-                    async with CrashWatch(page) as watch:
-                        result = await watch.run(interaction.run())
-                    summary, coverage, ended_by = result.summary, result.coverage.model_dump(), result.ended_by
-                except Exception as exc:  # noqa: BLE001 - a page that crashes mid-run is evidence about the app
-                    if isinstance(exc, (InfrastructureError, BudgetExhaustedError, ModelRequestError)):
-                        raise  # the machinery or the agent's model failed, not the app
-                    if not await browser_answers(browser):
-                        raise InfrastructureError(f"the browser died during the interaction: {exc}") from exc
-                    error = f"{type(exc).__name__}: {str(exc)[:500]}"
-                    coverage, ended_by = None, "page_failure"
-                    if isinstance(exc, PlaywrightTimeoutError):
-                        # An action that timed out on a page whose main thread no longer answers is the
-                        # app's hang, whichever timer noticed first (this one, or the run's limit).
-                        probe = await probe_hang(browser, origin=origin)
-                        hung = probe if probe.app_hung else None
-                    summary = interaction.fallback_summary(error) if interaction is not None else _no_summary(error)
-                if recorder is not None:
-                    try:
-                        await asyncio.wait_for(recorder.stop(), 10)
-                    except TimeoutError:
-                        pass  # a dead tab may never answer; the frames received so far are the video
-                timings["interaction"] = time.monotonic() - mark
-            finally:
-                await sound.stop()
-                try:
-                    await asyncio.wait_for(desktop.close(), 10)
-                except (TimeoutError, PlaywrightError):
-                    pass  # a crashed tab's context; the browser itself is checked by the caller
-    # The app has stopped (its processes too, in a sandbox): the browser is free for the next run's contexts.
-    contexts.prepare()
-    if hung is not None:
-        return commit_incomplete(AppFailure.HANG, f"an action timed out ({error}) and {hung.detail}", hung)
+            progress.commit_incomplete = self.commit_incomplete
+        async with self._host.serve(self._writer.root / "source", self._server_log, self._requests) as origin:
+            if progress is not None:
+                progress.origin = origin
+            url = await self._build_app(origin)
+            opened = await self._perceive(url) if self._failure is None else None
+            if opened is not None:
+                await self._interact(*opened, origin=origin, url=url)
+        # The app has stopped (its processes too, in a sandbox): the browser is free for the next run's contexts.
+        self._contexts.prepare()
+        if self._hung is not None:
+            return self.commit_incomplete(AppFailure.HANG, f"an action timed out ({self._error}) and "
+                                                           f"{self._hung.detail}", self._hung)
+        if self._failure is not None:
+            return self._commit_failure(self._failure)
+        return self._commit()
 
-    if failure is not None:
-        writer.write_json("static/failure.json", failure)
-        writer.write_json("interaction/result.json", {
-            "ended_by": "build_failure" if failure["phase"] == "build" else "perception_failure",
-            "error": failure["error"], "coverage": None, "steps": 0,
-            "video_duration_s": 0.0, "frames": 0, "wall_duration_s": 0.0, "console_entries_dropped": log.dropped,
-        })
-        writer.write_json("interaction/trace.json", [])
-        writer.write_json("agent_summary.json", _no_summary(f"the app failed during Static Perception: "
-                                                            f"{failure['error']}"))
-        return _finish(writer, artifact, agent, browser, host, evidence_key, timings, log, blocked, server_log,
-                       requests, build, started, video_time=lambda wall: None)
-    mark = time.monotonic()
-    video_s, audio = 0.0, {"track": False, "note": "no video"}
-    if recorder is not None and recorder.frame_count:
-        video_s = recorder.encode(writer.path("interaction/video.mp4"))
-        audio = sound.mux_into(writer.path("interaction/video.mp4"), video_started_at=recorder.started_at)
-    elif error is None:
-        error = "the screencast delivered no frame: the page never painted during the interaction"
-    if recorder is not None:
-        recorder.discard_frames()
-    timings["encode"] = time.monotonic() - mark
-    writer.write_json("interaction/trace.json", [s.model_dump(mode="json") for s in interaction.trace]
-                      if interaction is not None else [])
-    writer.write_json("interaction/frames.json", recorder.timeline() if recorder is not None else [])
-    writer.write_json("interaction/result.json", {
-        "ended_by": ended_by, "error": error, "coverage": coverage,
-        "steps": len(interaction.trace) if interaction is not None else 0,
-        "video_duration_s": round(video_s, 3), "frames": recorder.frame_count if recorder is not None else 0,
-        "wall_duration_s": round(recorder.stopped_at - recorder.started_at, 3) if recorder is not None else 0.0,
-        "console_entries_dropped": log.dropped, "audio": audio,
-    })
-    writer.write_json("agent_summary.json", summary)
+    async def _build_app(self, origin: str) -> str:
+        """Build a component or project answer, whose output is then what is served; the URL to open."""
+        artifact = self._artifact
+        if artifact.stack not in (Stack.COMPONENT, Stack.PROJECT):
+            return f"{origin}/{artifact.entrypoint}"
+        self._phase["name"] = "build"
+        mark = time.monotonic()
+        build, build_log = await self._host.build(artifact.stack, artifact.entrypoint)
+        self._build_report = build
+        self._timings["build"] = time.monotonic() - mark
+        self._writer.write_text(build.log_file, build_log)
+        # The build's output is what a developer's terminal would show: the judge's dev-server output.
+        self._server_log.extend(build_log.splitlines())
+        if not build.ok:
+            timed_out = ", timed out" if build.timed_out else ""
+            self._failure = {"phase": "build", "error": f"the {artifact.stack} build failed (exit code "
+                                                        f"{build.exit_code}{timed_out}); see {build.log_file}"}
+        return f"{origin}/{BUILD_OUTPUT}"
 
-    def video_time(wall: float) -> float | None:
-        if recorder is None or not video_s or wall < recorder.started_at:
+    async def _perceive(self, url: str) -> tuple[BrowserContext, Page] | None:
+        """Static Perception; the desktop context and page it leaves open, or None when the app failed it."""
+        try:
+            return await perceive(self._contexts, url=url, writer=self._writer, log=self._log,
+                                  blocked=self._blocked, phase=self._phase, timings=self._timings,
+                                  confine=self._host.mirror is None)
+        except PlaywrightError as exc:
+            if not await browser_answers(self._browser):
+                raise InfrastructureError(f"the browser died during Static Perception: {exc}") from exc
+            # The app crashed or wedged its own tab before it could be seen: a result about the app
+            # (the judge scores it as a render failure), not a reason to retry.
+            self._failure = {"phase": self._phase["name"], "error": f"{type(exc).__name__}: {str(exc)[:500]}"}
             return None
-        return round(recorder.video_time(wall), 3)
 
-    shown = interaction.injection if interaction is not None else []
-    return _finish(writer, artifact, agent, browser, host, evidence_key, timings, log, blocked, server_log, requests,
-                   build, started, video_time=video_time, shown=shown)
+    async def _interact(self, desktop: BrowserContext, page: Page, *, origin: str, url: str) -> None:
+        """Agent-Driven Interaction on the page Static Perception left open, filmed (and recorded, where the host
+        can); the desktop context is closed after it."""
+        self._phase["name"] = "interaction"
+        mark = time.monotonic()
+        try:
+            try:
+                await self._explore(desktop, page, url)
+            except (InfrastructureError, BudgetExhaustedError, ModelRequestError):
+                raise  # the machinery or the agent's model failed, not the app
+            except Exception as exc:  # noqa: BLE001 - a page that crashes mid-run is evidence about the app
+                await self._page_failed(exc, origin)
+            if self._recorder is not None:
+                try:
+                    await asyncio.wait_for(self._recorder.stop(), 10)
+                except TimeoutError:
+                    pass  # a dead tab may never answer; the frames received so far are the video
+            self._timings["interaction"] = time.monotonic() - mark
+        finally:
+            await self._sound.stop()
+            try:
+                await asyncio.wait_for(desktop.close(), 10)
+            except (TimeoutError, PlaywrightError):
+                pass  # a crashed tab's context; the browser itself is checked by the caller
+
+    async def _explore(self, desktop: BrowserContext, page: Page, url: str) -> None:
+        """The agent's policy explores the page, which is frozen while it deliberates and screencast throughout."""
+        cdp = await desktop.new_cdp_session(page)
+        freezer = FreezeController(page, cdp)
+        self._recorder = ScreenRecorder(cdp, self._writer.directory("interaction/.frames"), caps=self._writer.caps)
+        await self._sound.start()  # first: no part of the video may precede the audio
+        await self._recorder.start()
+        self._interaction = Interaction(
+            page=page, app_url=url, writer=self._writer, recorder=self._recorder, freezer=freezer, log=self._log,
+            policy=policies.create(self._agent.policy, config=self._agent, models=self._models, query=self._query),
+            config=self._agent,
+        )
+        await freezer.start()
+        async with CrashWatch(page) as watch:
+            outcome = await watch.run(self._interaction.run())
+        self._summary, self._coverage, self._ended_by = outcome.summary, outcome.coverage, outcome.ended_by
+
+    async def _page_failed(self, exc: Exception, origin: str) -> None:
+        """Record the page's failure during the interaction (a hang, when its main thread stopped answering)."""
+        if not await browser_answers(self._browser):
+            raise InfrastructureError(f"the browser died during the interaction: {exc}") from exc
+        self._error = f"{type(exc).__name__}: {str(exc)[:500]}"
+        self._coverage, self._ended_by = None, "page_failure"
+        if isinstance(exc, PlaywrightTimeoutError):
+            # An action that timed out on a page whose main thread no longer answers is the
+            # app's hang, whichever timer noticed first (this one, or the run's limit).
+            probe = await probe_hang(self._browser, origin=origin)
+            self._hung = probe if probe.app_hung else None
+        self._summary = self._fallback_summary(self._error)
+
+    def _fallback_summary(self, why: str) -> AgentSummary:
+        return self._interaction.fallback_summary(why) if self._interaction is not None else _no_summary(why)
+
+    def commit_incomplete(self, cause: AppFailure, detail: str, probe: HangProbe | None) -> EvidenceManifest:
+        """The evidence up to the app's hang or crash, committed and marked incomplete (no video)."""
+        trace = list(self._interaction.trace) if self._interaction is not None else []
+        phase = self._phase["name"]
+        if phase != "interaction" and not self._writer.path("static/failure.json").exists():
+            self._writer.write_json("static/failure.json", {"phase": phase, "error": detail})
+        last = self._last_screenshot()
+        self._write_interaction(InteractionResult(
+            ended_by=cause.value, error=detail, steps=len(trace),
+            frames=self._recorder.frame_count if self._recorder is not None else 0,
+            console_entries_dropped=self._log.dropped,
+            audio=AudioTrack(track=False, note=f"no video: the app's {cause.value} cut the run short"),
+        ), trace, self._fallback_summary(detail))
+        incomplete = IncompleteEvidence(failure=cause, phase=phase, detail=detail[:2000], steps=len(trace),
+                                        last_screenshot=last, probe=probe)
+        return self._finish(video_time=lambda wall: None, incomplete=incomplete,
+                            shown=self._interaction.injection if self._interaction is not None else ())
+
+    def _last_screenshot(self) -> str | None:
+        root = self._writer.root
+        shots = sorted((root / "interaction" / "steps").glob("*.jpg"))
+        if shots:
+            return shots[-1].relative_to(root).as_posix()
+        return "static/desktop-viewport.png" if (root / "static" / "desktop-viewport.png").is_file() else None
+
+    def _commit_failure(self, failure: dict[str, str]) -> EvidenceManifest:
+        """The bundle of an app that failed its build or Static Perception: no interaction took place."""
+        self._writer.write_json("static/failure.json", failure)
+        self._write_interaction(
+            InteractionResult(ended_by="build_failure" if failure["phase"] == "build" else "perception_failure",
+                              error=failure["error"], console_entries_dropped=self._log.dropped),
+            [], _no_summary(f"the app failed during Static Perception: {failure['error']}"), timeline=False)
+        return self._finish(video_time=lambda wall: None)
+
+    def _commit(self) -> EvidenceManifest:
+        """Encode the video (with its sound), record how the interaction went and commit the bundle."""
+        recorder, interaction = self._recorder, self._interaction
+        mark = time.monotonic()
+        video_s, audio = 0.0, AudioTrack(track=False, note="no video")
+        if recorder is not None and recorder.frame_count:
+            video_s = recorder.encode(self._writer.path("interaction/video.mp4"))
+            audio = self._sound.mux_into(self._writer.path("interaction/video.mp4"),
+                                         video_started_at=recorder.started_at)
+        elif self._error is None:
+            self._error = "the screencast delivered no frame: the page never painted during the interaction"
+        if recorder is not None:
+            recorder.discard_frames()
+        self._timings["encode"] = time.monotonic() - mark
+        trace = interaction.trace if interaction is not None else []
+        self._write_interaction(InteractionResult(
+            ended_by=self._ended_by, error=self._error, coverage=self._coverage, steps=len(trace),
+            video_duration_s=round(video_s, 3), frames=recorder.frame_count if recorder is not None else 0,
+            wall_duration_s=round(recorder.stopped_at - recorder.started_at, 3) if recorder is not None else 0.0,
+            console_entries_dropped=self._log.dropped, audio=audio,
+        ), trace, self._summary)
+
+        def video_time(wall: float) -> float | None:
+            if recorder is None or not video_s or wall < recorder.started_at:
+                return None
+            return round(recorder.video_time(wall), 3)
+
+        return self._finish(video_time=video_time, shown=interaction.injection if interaction is not None else [])
+
+    def _write_interaction(self, result: InteractionResult, trace: list[StepRecord], summary: AgentSummary | None,
+                           *, timeline: bool = True) -> None:
+        """The interaction's trace, frame timeline (``timeline``: the phase was reached), result and summary."""
+        self._writer.write_json("interaction/trace.json", [s.model_dump(mode="json") for s in trace])
+        if timeline:
+            self._writer.write_json("interaction/frames.json",
+                                    self._recorder.timeline() if self._recorder is not None else [])
+        self._writer.write_json("interaction/result.json", result)
+        self._writer.write_json("agent_summary.json", summary)
+
+    def _finish(self, *, video_time: Callable[[float], float | None], incomplete: IncompleteEvidence | None = None,
+                shown: Iterable[Finding] = ()) -> EvidenceManifest:
+        """Write the console, network and server logs and the passages addressed to the evaluator (``shown``: those
+        in what the agent was shown), then commit the bundle with its manifest (``incomplete``: marked as cut short
+        by the app).
+
+        ``network.json`` holds the external requests the driver refused, and the mirror's record of the ones that
+        reached it: served from the mirror, missed (a CDN URL it has no file for) or refused.
+        """
+        writer, log, requests = self._writer, self._log, self._requests
+        writer.write_json("console.json", [{**{k: v for k, v in e.items() if k != "wall"},
+                                            "video_time_s": video_time(e["wall"])} for e in log.entries])
+        by_kind = {kind: sorted({r["url"] for r in requests if r.get("kind") == kind and "url" in r})
+                   for kind in ("served", "miss", "blocked")}
+        writer.write_json("network.json", {"blocked": sorted(set(self._blocked) | set(by_kind["blocked"])),
+                                           "mirror": {"served": by_kind["served"], "missed": by_kind["miss"]},
+                                           "failed": [e for e in log.entries if e["kind"] == "requestfailed"]})
+        writer.write_text("server.log", "\n".join(self._server_log) + "\n")
+        findings = [*shown, *_injection_in(writer.root, log)]
+        if findings:
+            writer.write_json(INJECTION_FINDINGS, [{"source": f.source, "excerpt": f.excerpt} for f in findings])
+        self._timings["total"] = time.monotonic() - self._started
+        return writer.commit(
+            evidence_key=self._evidence_key, artifact_key=self._artifact.key, agent=self._agent,
+            timings=self._timings,
+            tools=ToolVersions(
+                evalgrid=_package_version("evalgrid"), collector=COLLECTOR_VERSION,
+                browser=f"chromium {self._browser.version}", playwright=_package_version("playwright"),
+                ffmpeg=ffmpeg_version(), sandbox=self._host.label,
+            ),
+            build=self._build_report, web=web_environment(self._host.mirror or []), incomplete=incomplete,
+        )
 
 
 INJECTION_FINDINGS = "injection.json"
@@ -306,57 +404,21 @@ class _Soundtrack:
         except InfrastructureError as exc:
             self.note = f"audio capture failed: {exc}"
 
-    def mux_into(self, video: Path, *, video_started_at: float) -> dict[str, Any]:
+    def mux_into(self, video: Path, *, video_started_at: float) -> AudioTrack:
         """Add the recorded sound to ``video`` (its clock starts at ``video_started_at``, time.time())."""
         capture = self._capture
         if capture is None or capture.duration_s <= 0:
             self._wav.unlink(missing_ok=True)
-            return {"track": False, "note": self.note or "no audio was captured"}
+            return AudioTrack(track=False, note=self.note or "no audio was captured")
         offset = capture.started_at_wall - video_started_at
         muxed = video.with_name(".with-audio.mp4")
         try:
             mux_audio(video, capture.wav, offset_s=offset, out=muxed)
             muxed.replace(video)
         except InfrastructureError as exc:
-            return {"track": False, "note": f"muxing the audio failed: {exc}"[:500]}
+            return AudioTrack(track=False, note=f"muxing the audio failed: {exc}"[:500])
         finally:
             muxed.unlink(missing_ok=True)
             self._wav.unlink(missing_ok=True)
-        return {"track": True, "offset_s": round(offset, 4), "lag_s": round(capture.lag_s, 4),
-                "captured_s": round(capture.duration_s, 3)}
-
-
-def _finish(writer: EvidenceWriter, artifact: Artifact, agent: AgentConfig, browser: Browser, host: AppHost,
-            evidence_key: str, timings: dict[str, float], log: PageLog, blocked: list[str], server_log: list[str],
-            requests: list[dict[str, str]], build: BuildReport | None, started: float, *,
-            video_time: Callable[[float], float | None], incomplete: IncompleteEvidence | None = None,
-            shown: Iterable[Finding] = (),
-            ) -> EvidenceManifest:
-    """Write the console, network and server logs and the passages addressed to the evaluator (``shown``: those
-    in what the agent was shown), then commit the bundle with its manifest (``incomplete``: marked as cut short
-    by the app).
-
-    ``blocked`` are the external requests the driver refused; ``requests`` the mirror's record of the
-    ones that reached it: served from the mirror, missed (a CDN URL it has no file for) or refused.
-    """
-    writer.write_json("console.json", [{**{k: v for k, v in e.items() if k != "wall"},
-                                        "video_time_s": video_time(e["wall"])} for e in log.entries])
-    by_kind = {kind: sorted({r["url"] for r in requests if r.get("kind") == kind and "url" in r})
-               for kind in ("served", "miss", "blocked")}
-    writer.write_json("network.json", {"blocked": sorted(set(blocked) | set(by_kind["blocked"])),
-                                       "mirror": {"served": by_kind["served"], "missed": by_kind["miss"]},
-                                       "failed": [e for e in log.entries if e["kind"] == "requestfailed"]})
-    writer.write_text("server.log", "\n".join(server_log) + "\n")
-    findings = [*shown, *_injection_in(writer.root, log)]
-    if findings:
-        writer.write_json(INJECTION_FINDINGS, [{"source": f.source, "excerpt": f.excerpt} for f in findings])
-    timings["total"] = time.monotonic() - started
-    return writer.commit(
-        evidence_key=evidence_key, artifact_key=artifact.key, agent=agent, timings=timings,
-        tools=ToolVersions(
-            evalgrid=_package_version("evalgrid"), collector=COLLECTOR_VERSION,
-            browser=f"chromium {browser.version}", playwright=_package_version("playwright"),
-            ffmpeg=ffmpeg_version(), sandbox=host.label,
-        ),
-        build=build, web=web_environment(host.mirror or []), incomplete=incomplete,
-    )
+        return AudioTrack(track=True, offset_s=round(offset, 4), lag_s=round(capture.lag_s, 4),
+                          captured_s=round(capture.duration_s, 3))

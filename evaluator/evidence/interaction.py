@@ -18,15 +18,10 @@ from urllib.parse import urlsplit
 
 import cv2
 import numpy as np
-from playwright.async_api import Page
+from playwright.async_api import Locator, Page
 
-from evaluator.console import ConsoleClass, PageLog
-from evaluator.evidence import EvidenceWriter
-from evaluator.freeze import FreezeController
-from evaluator.humanlike import HumanInput
-from evaluator.injection import Finding, redact
-from evaluator.models import AgentConfig
-from evaluator.observation import (
+from evaluator.agents.humanlike import HumanInput
+from evaluator.agents.observation import (
     Action,
     ActionKind,
     ActionResult,
@@ -38,8 +33,11 @@ from evaluator.observation import (
     ResultStatus,
     StepRecord,
 )
-from evaluator.policies import Policy, control_shape, is_actionable
-from evaluator.probes import (
+from evaluator.agents.policies import Policy, control_shape, is_actionable
+from evaluator.browser.freeze import FreezeController
+from evaluator.evidence.bundle import EvidenceWriter
+from evaluator.evidence.console import ConsoleClass, PageLog
+from evaluator.evidence.probes import (
     VISUAL_CHANGE_THRESHOLD,
     changed_fraction,
     effect_facts,
@@ -49,10 +47,14 @@ from evaluator.probes import (
     state_signature,
     wait_for_render,
 )
-from evaluator.screencast import ScreenRecorder
+from evaluator.evidence.screencast import ScreenRecorder
+from evaluator.judges.injection import Finding, redact
+from evaluator.models import AgentConfig
 
 _MAX_GATE_REFUSALS = 2
 _MAX_REFRESHES = 2  # Cookie-Frame: a garbled page may be refreshed twice, then it is what it is
+_ON_ELEMENT = frozenset({ActionKind.CLICK, ActionKind.DBLCLICK, ActionKind.TYPE, ActionKind.SELECT, ActionKind.HOVER,
+                         ActionKind.DRAG})
 _VIEWPORTS = {"desktop": {"width": 1280, "height": 800}, "mobile": {"width": 390, "height": 844}}
 # Step screenshots are compared for change and kept as evidence: JPEG keeps both cheap.
 _SHOT: dict[str, Any] = {"type": "jpeg", "quality": 70}
@@ -387,75 +389,102 @@ class Interaction:
         await settle_transitions(self._page)
 
     async def _perform(self, action: Action, target: ElementInfo | None, pending: _Pending) -> None:
-        page = self._page
-        if action.kind in (ActionKind.CLICK, ActionKind.DBLCLICK, ActionKind.TYPE, ActionKind.SELECT,
-                           ActionKind.HOVER, ActionKind.DRAG):
+        if action.kind in _ON_ELEMENT:
             if target is None:
                 pending.result = ActionResult(status=ResultStatus.FAILED,
                                               detail=f"no element {action.element} in the observation")
                 return
-            locator = page.locator(target.selector).first
-            if target.reveal:
-                await self._reveal(target)
-            await locator.scroll_into_view_if_needed(timeout=_ACTION_TIMEOUT_MS)
-            box = await locator.bounding_box(timeout=_ACTION_TIMEOUT_MS)
-            if box is None:
-                pending.result = ActionResult(status=ResultStatus.FAILED, detail="the element is no longer visible")
-                return
-            dx, dy = self._input.jitter(box["width"], box["height"])
-            x, y = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
-            if action.kind is ActionKind.CLICK and target.type == "range" and action.amount is not None:
-                x, dy = box["x"] + box["width"] * min(max(action.amount, 0.0), 1.0), 0.0
-            elif action.kind is ActionKind.CLICK and target.type == "range":
-                dx = 0.0
-            await self._input.move_to(x + dx, y + dy)
-            if action.kind is ActionKind.CLICK:
-                # The click would move focus away from the last field, and the vanishing focus ring
-                # would count as the control's effect; a person's click elsewhere blurs it too.
-                await locator.evaluate("e => { const a = document.activeElement;"
-                                       " if (a && a !== e && a !== document.body) a.blur(); }")
-            await settle_transitions(page)
-            pending.pre_state = await state_signature(page)
-            pending.pre_shot = await page.screenshot(**_SHOT)
-            pending.pre_facts = await effect_facts(page)
-            if target.tag == "canvas":
-                await self._idle_control(pending, clip=await locator.bounding_box(timeout=_ACTION_TIMEOUT_MS))
-            if action.kind is ActionKind.CLICK and target.intent == "delete" and target.item:
-                pending.item_text = await page.evaluate(_ITEM_TEXT_JS, [target.item, target.selector]) or None
-            pending.start_wall = time.time()
-            if target.tag == "canvas":
-                far = x + dx + (action.amount or 0.0) if action.kind is ActionKind.DRAG else x + dx
-                pending.reach = (x + dx, y + dy, far, y + dy)
-            if action.kind is ActionKind.CLICK:
-                await self._input.click()
-            elif action.kind is ActionKind.DBLCLICK:
-                await self._input.dblclick()
-            elif action.kind is ActionKind.TYPE:
-                await self._input.click()
-                await page.keyboard.press("ControlOrMeta+a")
-                text = action.text or ""
-                await self._input.type(text)
-                self._typed[target.selector] = text
-                value = await locator.evaluate("e => 'value' in e ? String(e.value) : e.textContent")
-                if text and text not in value and not _number_equal(text, value):
-                    pending.result = ActionResult(
-                        status=ResultStatus.INPUT_REJECTED,
-                        detail=f"typed {text!r} but the field holds {value[:80]!r}",
-                        errors=[f"{e['kind']}: {e['text']}" for e in self._log.since(
-                            pending.start_wall, ConsoleClass.UNCAUGHT, ConsoleClass.ERROR)],
-                    )
-            elif action.kind is ActionKind.SELECT:
-                await self._input.click()
-                await locator.select_option(action.text or "", timeout=_ACTION_TIMEOUT_MS)
-            elif action.kind is ActionKind.DRAG:
-                await self._drag(action, pending, x + dx, y + dy)
-            return
-        if action.kind is ActionKind.PRESS:
+            await self._use_element(action, target, pending)
+        elif action.kind is ActionKind.PRESS:
             await self._press(action, target, pending)
+        else:
+            await self._use_page(action, pending)
+
+    async def _use_element(self, action: Action, target: ElementInfo, pending: _Pending) -> None:
+        """Point at ``target`` as a hand would, note the page as it is, then give the input."""
+        locator = self._page.locator(target.selector).first
+        point = await self._point_at(action, target, locator)
+        if point is None:
+            pending.result = ActionResult(status=ResultStatus.FAILED, detail="the element is no longer visible")
             return
-        pending.pre_state = await state_signature(page)
-        pending.pre_shot = await page.screenshot(**_SHOT)
-        pending.pre_facts = await effect_facts(page)
+        await self._note_before_input(action, target, pending, locator)
+        x, y = point
+        if target.tag == "canvas":
+            far = x + (action.amount or 0.0) if action.kind is ActionKind.DRAG else x
+            pending.reach = (x, y, far, y)
+        if action.kind is ActionKind.CLICK:
+            await self._input.click()
+        elif action.kind is ActionKind.DBLCLICK:
+            await self._input.dblclick()
+        elif action.kind is ActionKind.TYPE:
+            await self._type(action, target, pending, locator)
+        elif action.kind is ActionKind.SELECT:
+            await self._input.click()
+            await locator.select_option(action.text or "", timeout=_ACTION_TIMEOUT_MS)
+        elif action.kind is ActionKind.DRAG:
+            await self._drag(action, pending, x, y)
+
+    async def _point_at(self, action: Action, target: ElementInfo, locator: Locator) -> tuple[float, float] | None:
+        """Move the pointer onto the element (on a range slider, to where ``amount`` says); where it went, or None
+        when the element is not visible."""
+        if target.reveal:
+            await self._reveal(target)
+        await locator.scroll_into_view_if_needed(timeout=_ACTION_TIMEOUT_MS)
+        box = await locator.bounding_box(timeout=_ACTION_TIMEOUT_MS)
+        if box is None:
+            return None
+        dx, dy = self._input.jitter(box["width"], box["height"])
+        x, y = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
+        if action.kind is ActionKind.CLICK and target.type == "range" and action.amount is not None:
+            x, dy = box["x"] + box["width"] * min(max(action.amount, 0.0), 1.0), 0.0
+        elif action.kind is ActionKind.CLICK and target.type == "range":
+            dx = 0.0
+        await self._input.move_to(x + dx, y + dy)
+        return x + dx, y + dy
+
+    async def _note_before_input(self, action: Action, target: ElementInfo, pending: _Pending, locator: Locator
+                                 ) -> None:
+        """The page just before the input, which its effect is measured against (for a canvas, after an interval
+        with no input; for a delete, with the text of its item)."""
+        page = self._page
+        if action.kind is ActionKind.CLICK:
+            # The click would move focus away from the last field, and the vanishing focus ring
+            # would count as the control's effect; a person's click elsewhere blurs it too.
+            await locator.evaluate("e => { const a = document.activeElement;"
+                                   " if (a && a !== e && a !== document.body) a.blur(); }")
+        await settle_transitions(page)
+        await self._note_state(pending)
+        if target.tag == "canvas":
+            await self._idle_control(pending, clip=await locator.bounding_box(timeout=_ACTION_TIMEOUT_MS))
+        if action.kind is ActionKind.CLICK and target.intent == "delete" and target.item:
+            pending.item_text = await page.evaluate(_ITEM_TEXT_JS, [target.item, target.selector]) or None
+        pending.start_wall = time.time()
+
+    async def _note_state(self, pending: _Pending) -> None:
+        pending.pre_state = await state_signature(self._page)
+        pending.pre_shot = await self._page.screenshot(**_SHOT)
+        pending.pre_facts = await effect_facts(self._page)
+
+    async def _type(self, action: Action, target: ElementInfo, pending: _Pending, locator: Locator) -> None:
+        """Type over the field's text; a field that does not take the text rejects the input."""
+        await self._input.click()
+        await self._page.keyboard.press("ControlOrMeta+a")
+        text = action.text or ""
+        await self._input.type(text)
+        self._typed[target.selector] = text
+        value = await locator.evaluate("e => 'value' in e ? String(e.value) : e.textContent")
+        if text and text not in value and not _number_equal(text, value):
+            pending.result = ActionResult(
+                status=ResultStatus.INPUT_REJECTED,
+                detail=f"typed {text!r} but the field holds {value[:80]!r}",
+                errors=[f"{e['kind']}: {e['text']}" for e in self._log.since(
+                    pending.start_wall, ConsoleClass.UNCAUGHT, ConsoleClass.ERROR)],
+            )
+
+    async def _use_page(self, action: Action, pending: _Pending) -> None:
+        """An action on the page as a whole: scroll, wait, back, refresh or resize."""
+        page = self._page
+        await self._note_state(pending)
         pending.start_wall = time.time()
         if action.kind is ActionKind.SCROLL:
             await page.mouse.wheel(0, action.amount if action.amount is not None else 600)
@@ -487,9 +516,7 @@ class Interaction:
         else:
             # keys meant for the page (a game's arrows) go to the body, not to the control clicked last
             await page.evaluate("() => { const a = document.activeElement; if (a && a !== document.body) a.blur(); }")
-        pending.pre_state = await state_signature(page)
-        pending.pre_shot = await page.screenshot(**_SHOT)
-        pending.pre_facts = await effect_facts(page)
+        await self._note_state(pending)
         if target is None:
             await self._idle_control(pending)
         pending.start_wall = time.time()

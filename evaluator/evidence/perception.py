@@ -7,17 +7,18 @@ import base64
 import time
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlsplit
 
 from playwright.async_api import BrowserContext, CDPSession, Page
 from playwright.async_api import Error as PlaywrightError
 
-from evaluator.accessibility import audit_accessibility
-from evaluator.console import PageLog
-from evaluator.context_pool import DESKTOP, ContextPool
-from evaluator.environment import first_look, release
-from evaluator.evidence import EvidenceWriter
+from evaluator.browser.context_pool import DESKTOP, ContextPool
+from evaluator.browser.frozen_web import first_look, release
+from evaluator.evidence.accessibility import audit_accessibility
+from evaluator.evidence.bundle import EvidenceWriter
+from evaluator.evidence.console import PageLog
+from evaluator.evidence.probes import isolated_world, page_facts, probe_image, wait_for_render
 from evaluator.models import CapHit
-from evaluator.probes import isolated_world, page_facts, probe_image, wait_for_render
 
 _FULL_PAGE_MAX_HEIGHT = 6000
 _NAVIGATION_TIMEOUT_MS = 15_000
@@ -35,7 +36,7 @@ class Impression:
 
 
 async def load(page: Page, url: str) -> tuple[dict[str, Any], CDPSession]:
-    """Navigate, bring the page to its first look (:func:`~evaluator.environment.first_look`) and wait until
+    """Navigate, bring the page to its first look (:func:`~evaluator.browser.frozen_web.first_look`) and wait until
     it is really rendered; returns load timings and the session that holds it still."""
     started = time.monotonic()
     error = None
@@ -135,10 +136,10 @@ def _write_capped(writer: EvidenceWriter, rel: str, text: str, what: str) -> Non
 
 
 async def perceive(
-    contexts: ContextPool, *, origin: str, url: str, writer: EvidenceWriter, log: PageLog, blocked: list[str],
+    contexts: ContextPool, *, url: str, writer: EvidenceWriter, log: PageLog, blocked: list[str],
     phase: dict[str, str], timings: dict[str, float], confine: bool = True,
 ) -> tuple[BrowserContext, Page]:
-    """Static Perception at mobile and desktop size, both at once (independent contexts from ``contexts``).
+    """Static Perception of the app at ``url`` at mobile and desktop size, both at once (from ``contexts``).
 
     The desktop impression includes an axe-core audit (in an isolated world, so the app's own
     JavaScript never sees it).
@@ -146,9 +147,10 @@ async def perceive(
     Returns the desktop context and page, still open and running again at real speed, with Playwright's
     clock installed before the page loaded: the interaction continues on the page the first impression
     was taken of.
-    ``confine``: see :meth:`~evaluator.context_pool.ContextPool.open`.
+    ``confine``: see :meth:`~evaluator.browser.context_pool.ContextPool.open`.
     """
     phase["name"] = "load"
+    origin = "{0.scheme}://{0.netloc}".format(urlsplit(url))  # the app's: every request elsewhere is refused
 
     async def mobile() -> None:
         started = time.monotonic()

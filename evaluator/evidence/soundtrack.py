@@ -179,12 +179,7 @@ class AudioSink:
         """Stop the daemon; safe to call twice."""
         proc, self._proc = self._proc, None
         if proc is not None and proc.poll() is None:
-            proc.terminate()
-            try:
-                proc.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+            _end(proc)
         if self._log is not None:
             self._log.close()
             self._log = None
@@ -302,13 +297,7 @@ class AudioRecorder:
     def _halt(self) -> None:
         proc, self._proc = self._proc, None
         if proc is not None:
-            if proc.poll() is None:
-                proc.terminate()
-            try:
-                proc.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+            _end(proc)
         if self._thread is not None:
             self._thread.join(timeout=10)
             self._thread = None
@@ -414,3 +403,14 @@ def audio_levels(video: Path, *, window_s: float = 0.1) -> list[AudioLevel]:
         dbfs = max(SILENCE_DBFS, 20.0 * math.log10(rms)) if rms > 0 else SILENCE_DBFS
         levels.append(AudioLevel(time_s=start / CHANNELS / SAMPLE_RATE, dbfs=dbfs))
     return levels
+
+
+def _end(proc: subprocess.Popen[bytes]) -> None:
+    """Terminate ``proc`` (if it still runs) and reap it; killed when it takes over 5 s."""
+    if proc.poll() is None:
+        proc.terminate()
+    try:
+        proc.wait(timeout=5)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()

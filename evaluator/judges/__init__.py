@@ -1,14 +1,17 @@
 """Judges: turn a committed evidence bundle into a :class:`~evaluator.models.Verdict`.
 
-A judge reads only the bundle (never a browser), so verdicts can be re-issued on frozen evidence.
+A judge reads only the bundle (never a browser), so verdicts can be re-issued on frozen evidence. This
+package holds the :class:`Judge` protocol and its registry; the judges are ``heuristic`` and ``llm_judge``,
+with ``failure_policy`` (the verdict on an app that hung, crashed or tampered) and ``injection`` (text
+that addresses the evaluator, cut out before any judge reads it).
 """
 
 from __future__ import annotations
 
 from typing import Protocol
 
-from evaluator.chat import ModelAccess
-from evaluator.evidence import EvidenceBundle
+from evaluator.evidence.bundle import EvidenceBundle
+from evaluator.llm.client import ModelAccess
 from evaluator.models import JudgeConfig, Verdict
 from evaluator.registry import Registry
 
@@ -27,8 +30,14 @@ class Judge(Protocol):
         ...
 
 
-judges: Registry[Judge] = Registry("judge", builtins=("evaluator.heuristic", "evaluator.llm_judge"))
+judges: Registry[Judge] = Registry("judge", builtins=("evaluator.judges.heuristic", "evaluator.judges.llm_judge"))
 """Registry of judges; ``judges.create(name, **options)`` builds one."""
+
+# The package answers as its registry does (``evaluator.judges.register(...)``), as ``evaluator.policies`` does.
+register = judges.register
+create = judges.create
+check = judges.check
+names = judges.names
 
 
 def create_judge(config: JudgeConfig) -> Judge:

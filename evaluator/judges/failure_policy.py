@@ -14,7 +14,7 @@ from typing import Any
 
 import yaml
 
-from evaluator.evidence import EvidenceBundle
+from evaluator.evidence.bundle import EvidenceBundle
 from evaluator.keys import sha256_bytes
 from evaluator.models import (
     Dimension,

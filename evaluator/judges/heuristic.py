@@ -1,7 +1,7 @@
 """The heuristic judge: functional and aesthetic scores from measured evidence only.
 
 Its deduction table is the package data file ``rubrics/heuristic-v3.yaml``: v2's deductions, and in place of
-v2's bonuses the design qualities measured by ``evaluator.design`` (``v2``, and ``v1`` without the rows for
+v2's bonuses the design qualities measured by ``evaluator.evidence.design`` (``v2``, and ``v1`` without the rows for
 Enter submission and key presses, stay for rejudging old verdicts). Every deduction
 becomes a failure attribution citing the evidence (file, step, video time), and every quality a criterion
 citing its measured value. Every verdict is labelled heuristic, so no one mistakes it for a model's judgement.
@@ -18,13 +18,14 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict
 
-from evaluator.chat import ModelAccess
-from evaluator.design import Quality, measure_qualities
+from evaluator.agents.observation import KEY_PROBE_REASON
 from evaluator.errors import RegistryError
-from evaluator.evidence import EvidenceBundle
+from evaluator.evidence.bundle import EvidenceBundle
+from evaluator.evidence.design import Quality, measure_qualities
+from evaluator.evidence.language import language_matches
 from evaluator.judges import judges
 from evaluator.keys import sha256_bytes
-from evaluator.language import language_matches
+from evaluator.llm.client import ModelAccess
 from evaluator.models import (
     CriterionReason,
     Dimension,
@@ -36,7 +37,6 @@ from evaluator.models import (
     Severity,
     Verdict,
 )
-from evaluator.observation import KEY_PROBE_REASON
 
 _NEAR_EMPTY_ELEMENTS = 12
 _NEAR_EMPTY_TEXT = 20

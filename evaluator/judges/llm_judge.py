@@ -14,7 +14,7 @@ severity maps to a fixed deduction, each category is capped, and the score is th
 the deductions. An answer that is not valid JSON, breaks the schema, cites evidence that does not
 exist or was cut off gets one repair request; a second failure, or a refusal, is a
 :class:`~evaluator.errors.JudgeOutputError`. Everything from the app reaches the model redacted
-and fenced (:mod:`evaluator.injection`); a run whose app addressed the evaluator is flagged.
+and fenced (:mod:`evaluator.judges.injection`); a run whose app addressed the evaluator is flagged.
 """
 
 from __future__ import annotations
@@ -22,21 +22,20 @@ from __future__ import annotations
 import base64
 import functools
 import json
-import re
 from dataclasses import dataclass
 from importlib import resources
 from typing import Any, Literal, TypeVar
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
-from evaluator.chat import ChatClient, ChatRequest, ChatResult, ModelAccess, ModelOptions
 from evaluator.errors import ConfigError, JudgeOutputError
-from evaluator.evidence import EvidenceBundle
-from evaluator.injection import Finding, fence, redact
+from evaluator.evidence.bundle import EvidenceBundle
+from evaluator.evidence.keyframes import keyframes
 from evaluator.judges import judges
-from evaluator.keyframes import keyframes
+from evaluator.judges.injection import Finding, fence, redact
 from evaluator.keys import sha256_bytes
+from evaluator.llm.client import ChatClient, ChatRequest, ChatResult, ModelAccess, ModelOptions
 from evaluator.models import (
     CriterionReason,
     Dimension,
@@ -186,22 +185,26 @@ def dynamic_schema(citable: Citable) -> dict[str, Any]:
 _AnswerT = TypeVar("_AnswerT", _StaticAudit, _Findings)
 
 
+class LLMJudgeOptions(ModelOptions):
+    """Options of the ``llm`` judge (``judge.options``)."""
+
+    max_tokens: int = Field(3000, gt=0)
+    keyframes: int = Field(8, ge=0, le=32)
+    """Video stills shown to the judge."""
+    source_chars: int = Field(60_000, ge=0)
+    seed: int = 0
+
+
 class LLMJudge:
     """Cookie-Frame's two-phase judge on an OpenAI-compatible endpoint (see the module docstring)."""
 
-    def __init__(self, *, endpoint: str, model: str, temperature: float = 0.0, max_tokens: int = 3000,
-                 keyframes: int = 8, images: bool = True, structured: bool = True, source_chars: int = 60_000,
-                 seed: int = 0) -> None:
-        if not 0 <= keyframes <= 32:
-            raise ConfigError("llm judge: keyframes must be between 0 and 32")
-        self.endpoint, self.model = endpoint, model
-        self._temperature, self._max_tokens = float(temperature), int(max_tokens)
-        self._keyframes, self._images, self._structured = int(keyframes), bool(images), bool(structured)
-        self._source_chars, self._seed = int(source_chars), int(seed)
+    def __init__(self, options: LLMJudgeOptions) -> None:
+        self._options = options
         texts = "\n".join(_text("prompts", f"{p}.md") for p in _PROMPTS) + _text("rubrics", f"{RUBRIC}.yaml")
         digest = sha256_bytes(texts.encode())[:12]
-        self._version = (f"{RUBRIC}@{digest}:{_ANSWER_FORMAT}:{model}:t={self._temperature}:k={self._keyframes}:"
-                         f"img={int(self._images)}:src={self._source_chars}:seed={self._seed}")
+        self._version = (f"{RUBRIC}@{digest}:{_ANSWER_FORMAT}:{options.model}:t={options.temperature}:"
+                         f"k={options.keyframes}:img={int(options.images)}:src={options.source_chars}:"
+                         f"seed={options.seed}")
 
     @property
     def version(self) -> str:
@@ -213,9 +216,10 @@ class LLMJudge:
         """The verdict on ``bundle`` (two model calls; see the module docstring)."""
         if models is None:
             raise ConfigError("the llm judge needs model endpoints: run it from a sweep with `endpoints:`")
-        client = models.client(self.endpoint, role="judge")
-        evidence = _Evidence(bundle, source_chars=self._source_chars, images=self._images,
-                             keyframes=self._keyframes)
+        options = self._options
+        client = models.client(options.endpoint, role="judge")
+        evidence = _Evidence(bundle, source_chars=options.source_chars, images=options.images,
+                             keyframes=options.keyframes)
         citable = evidence.citable
         static_answer, static_result = await self._ask(
             client, "static_audit", static_schema(citable), _StaticAudit,
@@ -231,10 +235,11 @@ class LLMJudge:
     async def _ask(self, client: ChatClient, name: str, schema: dict[str, Any], parse: type[_AnswerT],
                    messages: list[dict[str, Any]], evidence: _Evidence) -> tuple[_AnswerT, ChatResult]:
         """One structured answer, with one repair attempt."""
+        options = self._options
         response_format = ({"type": "json_schema", "json_schema": {"name": name, "schema": schema, "strict": True}}
-                           if self._structured else {"type": "json_object"})
-        request = ChatRequest(model=self.model, messages=messages, temperature=self._temperature,
-                              max_tokens=self._max_tokens, response_format=response_format, seed=self._seed)
+                           if options.structured else {"type": "json_object"})
+        request = ChatRequest(model=options.model, messages=messages, temperature=options.temperature,
+                              max_tokens=options.max_tokens, response_format=response_format, seed=options.seed)
         result = await client.complete(request)
         answer, problem = _parse(result, parse, evidence)
         if answer is not None:
@@ -245,7 +250,7 @@ class LLMJudge:
                   {"role": "user", "content": f"Your answer cannot be used: {problem}. Answer again with only the "
                                               "JSON object the schema describes; keep every text field short."}]
         retry = await client.complete(request.model_copy(update={"messages": repair,
-                                                                 "max_tokens": int(self._max_tokens * 1.5)}))
+                                                                 "max_tokens": int(options.max_tokens * 1.5)}))
         answer, second = _parse(retry, parse, evidence)
         if answer is not None:
             return answer, retry
@@ -255,33 +260,17 @@ class LLMJudge:
                                           f"after the repair request: {second}")
 
 
-class LLMJudgeOptions(ModelOptions):
-    """Options of the ``llm`` judge (``LLMJudge``'s keyword arguments)."""
-
-    max_tokens: int = Field(3000, gt=0)
-    keyframes: int = Field(8, ge=0, le=32)
-    """Video stills shown to the judge."""
-    source_chars: int = Field(60_000, ge=0)
-    seed: int = 0
-
-
-judges.register("llm", options=LLMJudgeOptions)(LLMJudge)
+@judges.register("llm", options=LLMJudgeOptions)
+def llm_judge(**options: object) -> LLMJudge:
+    """The ``llm`` judge with the options given (the registry has checked them: see :class:`LLMJudgeOptions`)."""
+    return LLMJudge(LLMJudgeOptions.model_validate(options))
 
 
 def _parse(result: ChatResult, parse: type[_AnswerT], evidence: _Evidence) -> tuple[_AnswerT | None, str]:
     """The validated answer, or ``None`` and why not."""
-    if result.refusal:
-        return None, "the model refused"
-    if result.finish_reason == "length":
-        return None, "the answer was cut off at the token limit (it is too long)"
-    text = result.content.strip()
-    fenced = re.fullmatch(r"```(?:json)?\s*(.*?)\s*```", text, re.DOTALL)
-    if fenced:
-        text = fenced.group(1)
-    try:
-        answer = parse.model_validate(json.loads(text))
-    except (ValueError, ValidationError) as exc:
-        return None, f"it is not valid JSON for the schema ({str(exc).splitlines()[0][:300]})"
+    answer, problem = result.answer_as(parse)
+    if answer is None:
+        return None, problem
     if isinstance(answer, _StaticAudit):
         wrong = [why for p in answer.code_problems if (why := evidence.check(p))]
     elif isinstance(answer, _Findings):

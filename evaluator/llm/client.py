@@ -12,7 +12,7 @@ LLM judge):
 - token and cost accounting from the server's usage report (estimated and marked when absent);
 - a response cache keyed by the request's hash: a run redone after an infrastructure failure
   never pays for the same call twice;
-- the sweep's spending cap (:mod:`evaluator.budget`): a call that could pass it is not made.
+- the sweep's spending cap (:mod:`evaluator.llm.budget`): a call that could pass it is not made.
 
 API keys come from the environment variable the endpoint names, never from sweep files, and never
 reach a log, an error message, an evidence bundle or the cache.
@@ -25,19 +25,22 @@ import hashlib
 import json
 import os
 import random
+import re
 import time
 import weakref
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import httpx
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from evaluator.atomic import write_json_atomic
-from evaluator.budget import Budget
 from evaluator.errors import BudgetExhaustedError, ConfigError, ModelRequestError, ModelUnavailableError
+from evaluator.llm.budget import Budget
 from evaluator.models import ModelUsage
+
+_Answer = TypeVar("_Answer", bound=BaseModel)
 
 _RETRY_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504, 520, 522, 524, 529})
 _IMAGE_TOKENS = 1000  # what an image part is assumed to cost when estimating before the call
@@ -203,6 +206,22 @@ class ChatResult(BaseModel):
     """Attempts it took."""
     cached: bool = False
     """Served from the response cache (nothing was paid now)."""
+
+    def answer_as(self, schema: type[_Answer]) -> tuple[_Answer | None, str]:
+        """The content as a JSON answer of ``schema`` (a fenced block is unwrapped); else ``None`` and why not, in
+        words the model can be told when it is asked again."""
+        if self.refusal:
+            return None, "the model refused"
+        if self.finish_reason == "length":
+            return None, "the answer was cut off at the token limit (it is too long)"
+        text = self.content.strip()
+        fenced = re.fullmatch(r"```(?:json)?\s*(.*?)\s*```", text, re.DOTALL)
+        if fenced:
+            text = fenced.group(1)
+        try:
+            return schema.model_validate(json.loads(text)), ""
+        except (ValueError, ValidationError) as exc:
+            return None, f"it is not valid JSON for the schema ({str(exc).splitlines()[0][:300]})"
 
 
 class ResponseCache:

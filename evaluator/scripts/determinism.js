@@ -1,7 +1,7 @@
 // Deterministic rendering: Math.random becomes a seeded generator (mulberry32), restarted for every
 // document, so an app that draws random particles or shuffles cards draws the same ones each run.
 // Added with Playwright's addInitScript, after its clock; `__SEED__` is replaced by
-// evaluator/environment.py.
+// evaluator/browser/frozen_web.py.
 //
 // Timer delays are clamped to 4 ms (what Chromium does to nested timers): Playwright's clock runs a
 // zero-delay interval without end when it is advanced, which would hang the page at its first look.

@@ -1,5 +1,5 @@
 // Measurements for the heuristic judge: overflow, broken images, contrast, author styling, and the layout,
-// type and colour facts its design qualities are measured from (evaluator/design.py).
+// type and colour facts its design qualities are measured from (evaluator/evidence/design.py).
 // Argument: the source of css_path.js.
 (cssPathSource) => {
   const cssPath = eval(cssPathSource);
@@ -69,7 +69,7 @@
       return st.backgroundColor === 'rgb(239, 239, 239)' && st.borderTopStyle === 'outset';
     }) : null,
   } : null;
-  // Design facts, raw and capped (the judge measures them; see evaluator/design.py for the meaning).
+  // Design facts, raw and capped (the judge measures them; see evaluator/evidence/design.py for the meaning).
   // text: one row per visible element with its own text, in document order:
   //   [left, top, width, height, font px, weight, align l|c|r, 1 if laid out as a box (not inline), chars, family]
   // The box is the element's border box: with the text-align it gives the edge the text lines up on (a

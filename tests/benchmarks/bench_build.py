@@ -30,10 +30,10 @@ sys.path.insert(0, str(ROOT))
 
 from playwright.async_api import Browser, async_playwright  # noqa: E402
 
-from cluster.docker_sandbox import DEFAULT_IMAGE, DockerSandbox  # noqa: E402
-from evaluator.extract import ExtractedApp, extract_app  # noqa: E402
+from cluster.sandbox.docker_backend import DEFAULT_IMAGE, DockerSandbox  # noqa: E402
+from evaluator.answer.extract import ExtractedApp, extract_app  # noqa: E402
+from evaluator.browser.app_host import BUILD_OUTPUT  # noqa: E402
 from evaluator.models import Stack  # noqa: E402
-from evaluator.sandbox import BUILD_OUTPUT  # noqa: E402
 
 FROZEN = ROOT / "fixtures" / "frozen-web"
 RATIO_TARGET = 0.25

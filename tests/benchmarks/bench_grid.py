@@ -36,11 +36,11 @@ from playwright.async_api import Browser, async_playwright
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from cluster.docker_sandbox import DockerSandbox  # noqa: E402
-from evaluator.browser import launch_browser  # noqa: E402
-from evaluator.context_pool import ContextPool  # noqa: E402
-from evaluator.perception import screenshot_png  # noqa: E402
-from evaluator.sandbox import LOOPBACK, AppHost  # noqa: E402
+from cluster.sandbox.docker_backend import DockerSandbox  # noqa: E402
+from evaluator.browser.app_host import LOOPBACK, AppHost  # noqa: E402
+from evaluator.browser.context_pool import ContextPool  # noqa: E402
+from evaluator.browser.launch import launch_browser  # noqa: E402
+from evaluator.evidence.perception import screenshot_png  # noqa: E402
 
 APP = (ROOT / "fixtures" / "apps" / "dead-button.html").read_text(encoding="utf-8")
 COLD_TARGET_S = 2.0
@@ -127,10 +127,10 @@ _DISPATCH = """
 import asyncio, json, resource, sys, time, tempfile
 from pathlib import Path
 sys.path.insert(0, {root!r})
-from cluster.sweep import load_sweep
-from cluster.worker import WorkerSettings
-from cluster.grid import RayOptions, RayScheduler
-from cluster.runner import LocalScheduler
+from cluster.sweep.spec import load_sweep
+from cluster.scheduling.worker import WorkerSettings
+from cluster.scheduling.ray_grid import RayOptions, RayScheduler
+from cluster.scheduling.runner import LocalScheduler
 
 async def main():
     sweep = load_sweep(Path({sweep!r}))

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import yaml
 
-from cluster.sweep import PLAN_FILE, RecordedPlan, load_sweep
+from cluster.sweep.spec import PLAN_FILE, RecordedPlan, load_sweep
 from evaluator.models import Outcome, OutcomeReason, OutcomeStatus, ReasonCode
 
 CATEGORIES = ["dead_control", "error_on_action", "mobile_overflow", "low_contrast", "console_error", "broken_image"]
@@ -85,7 +85,7 @@ def build(root: Path, candidates: int, queries: int, seed: int = 0, *, plan: boo
 _REDUCE = """
 import sys, time, resource
 from pathlib import Path
-from cluster.reducer import reduce_run_dir, write_tables
+from cluster.reduce.reducer import reduce_run_dir, write_tables
 t = time.perf_counter()
 reduction, rows = reduce_run_dir(Path(sys.argv[1]))
 write_tables(Path(sys.argv[1]) / "exports", rows, reduction)
@@ -124,7 +124,7 @@ def _reference(run_dir: Path) -> dict[str, tuple[float, float]]:
 
 
 def _check(run_dir: Path, rows: int, expected_rows: int) -> None:
-    from cluster.reducer import reduce_run_dir
+    from cluster.reduce.reducer import reduce_run_dir
 
     if rows != expected_rows:
         raise SystemExit(f"the reducer made {rows} rows of {expected_rows} runs")

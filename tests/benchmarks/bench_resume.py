@@ -3,14 +3,16 @@
 Measured: the time from opening the run directory's record to knowing the 1,000 remaining run keys
 out of the 100,000 planned ones (the plan is a list of keys, read before the clock starts).
 
-- evalgrid: ``Ledger.for_run_dir(run_dir)`` then ``list(ledger.remaining(planned))``.
+- evalgrid: what ``run_sweep`` does, through the outcome store: ``LocalOutcomes(run_dir)``, its
+  ``reconcile()`` (the ledger and the log checked to agree), then the planned keys not in
+  ``finished_keys()``.
 - Baseline, side by side: the old way, ``ResultsLog(run_dir / "results.jsonl").load()`` over the
   same 99,000 outcomes, then filtering the planned keys against it.
 
 The ledger is built with ``finish_many`` in batches, the log as ``ResultsLog`` writes it. Each
 measurement runs in a fresh subprocess (imports are not timed; peak RSS is the process's), the two
 ways alternating so machine noise hits both; the median of the repeats is reported, with the ratio
-ledger / log. ``--smoke`` (run by ``make test``): 3,000 runs once; both ways must find exactly the
+store / log. ``--smoke`` (run by ``make test``): 3,000 runs once; both ways must find exactly the
 remaining keys, no target checked.
 """
 
@@ -27,7 +29,7 @@ import time
 from pathlib import Path
 from typing import NamedTuple
 
-from cluster.ledger import Ledger
+from cluster.store.ledger import Ledger
 from evaluator.keys import content_key
 from evaluator.models import Outcome, OutcomeReason, OutcomeStatus, ReasonCode
 
@@ -48,14 +50,17 @@ print(seconds, rss_before, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, l
 """
 
 _LEDGER = _PRELUDE + """
-from cluster.ledger import Ledger
+from cluster.store.outcomes import LocalOutcomes
 started = time.perf_counter()
-with Ledger.for_run_dir(run_dir) as ledger:
-    remaining = list(ledger.remaining(planned))
+store = LocalOutcomes(run_dir)
+store.reconcile()
+finished = store.finished_keys()
+remaining = [key for key in planned if key not in finished]
+store.close()
 """ + _REPORT
 
 _JSONL = _PRELUDE + """
-from cluster.results import ResultsLog
+from cluster.store.results_log import ResultsLog
 started = time.perf_counter()
 recorded = ResultsLog(run_dir / "results.jsonl").load()
 remaining = [key for key in planned if key not in recorded]
@@ -152,11 +157,11 @@ def main(runs: int, remaining: int, repeats: int, *, smoke: bool = False) -> boo
     print(f"\nResume of {runs} planned runs, {runs - remaining} finished: time to know the {remaining} remaining "
           f"(median of {repeats}, fresh process each)")
     print(f"  {'':38} {'seconds':>8} {'process wall':>13} {'RSS before':>11} {'peak RSS':>9}")
-    for name, label in (("jsonl", "baseline: ResultsLog.load() + filter"), ("ledger", "evalgrid: Ledger.remaining()")):
+    for name, label in (("jsonl", "baseline: ResultsLog.load() + filter"), ("ledger", "evalgrid: the outcome store")):
         print(f"  {label:38} {median(name, 'seconds'):8.3f} {median(name, 'wall'):11.2f} s "
               f"{median(name, 'rss_before_mib'):7.0f} MiB {median(name, 'rss_peak_mib'):5.0f} MiB")
     ledger_s, log_s = median("ledger", "seconds"), median("jsonl", "seconds")
-    print(f"  ratio ledger / log = {ledger_s / log_s:.3f} (the log is {log_s / ledger_s:.0f}x slower)")
+    print(f"  ratio store / log = {ledger_s / log_s:.3f} (the log is {log_s / ledger_s:.0f}x slower)")
     if smoke:
         print("smoke: both found exactly the remaining runs (no target checked)")
         return True

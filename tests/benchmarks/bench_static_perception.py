@@ -25,13 +25,13 @@ from pathlib import Path
 
 from playwright.async_api import Browser, Playwright, async_playwright
 
-from evaluator.browser import LAUNCH_ARGS, chromium_executable, launch_browser
-from evaluator.console import PageLog
-from evaluator.context_pool import ContextPool
-from evaluator.evidence import EvidenceWriter
-from evaluator.extract import ExtractedApp, extract_app
-from evaluator.perception import perceive
-from evaluator.serve import serve_directory
+from evaluator.answer.extract import ExtractedApp, extract_app
+from evaluator.browser.context_pool import ContextPool
+from evaluator.browser.launch import LAUNCH_ARGS, chromium_executable, launch_browser
+from evaluator.browser.serve import serve_directory
+from evaluator.evidence.bundle import EvidenceWriter
+from evaluator.evidence.console import PageLog
+from evaluator.evidence.perception import perceive
 
 ROOT = Path(__file__).resolve().parents[2]
 ANSWERS = ROOT / "fixtures" / "answers" / "careful"
@@ -60,12 +60,12 @@ async def _baseline(playwright: Playwright, url: str, out: Path) -> float:
     return time.perf_counter() - started
 
 
-async def _evalgrid(browser: Browser, origin: str, url: str, out: Path) -> tuple[float, float]:
+async def _evalgrid(browser: Browser, url: str, out: Path) -> tuple[float, float]:
     """Seconds for Static Perception, and the part of it the axe-core audit took."""
     started = time.perf_counter()
     writer = EvidenceWriter(out / "bundle")
     timings: dict[str, float] = {}
-    context, _ = await perceive(ContextPool(browser), origin=origin, url=url, writer=writer, log=PageLog(), blocked=[],
+    context, _ = await perceive(ContextPool(browser), url=url, writer=writer, log=PageLog(), blocked=[],
                                 phase={"name": "mobile"}, timings=timings)
     await context.close()
     return time.perf_counter() - started, timings["accessibility"]
@@ -102,7 +102,7 @@ async def main(limit: int) -> float:
                         if which == "baseline":
                             baseline_times.append(await _baseline(playwright, url, root))
                         else:
-                            total, audit = await _evalgrid(shared, origin, url, root)
+                            total, audit = await _evalgrid(shared, url, root)
                             evalgrid_times.append(total)
                             audit_times.append(audit)
                     _check(name, root)

@@ -1,4 +1,4 @@
-"""The calibration measures (cluster/calibrate.py) on outcomes with known scores, and the suite's records.
+"""The calibration measures (cluster/calibration/calibrate.py) on outcomes with known scores, and the suite's records.
 
 The outcomes are made here rather than run (the grid path is tested by test_calibrate_sweep.py): each
 measure is asserted to its exact value, and the screen check on real image files.
@@ -12,8 +12,8 @@ import cv2
 import numpy as np
 import pytest
 
-from cluster.calibrate import SUITE, load_suite, measure, write_sweep
-from cluster.twins import REQUIRES, Operator
+from cluster.calibration.calibrate import SUITE, load_suite, measure, write_sweep
+from cluster.calibration.twins import REQUIRES, Operator
 from evaluator.errors import ConfigError
 from evaluator.models import AgentConfig, JudgeConfig, Outcome, OutcomeReason, OutcomeStatus, ReasonCode
 

@@ -18,10 +18,10 @@ from pathlib import Path
 import pytest
 from playwright.async_api import Browser
 
-from cluster import worker as worker_module
-from cluster.leaderboard import build_leaderboard
-from cluster.worker import RunWorker, WorkerSettings
-from evaluator.evidence import read_manifest
+from cluster.reduce.leaderboard import build_leaderboard
+from cluster.scheduling import worker as worker_module
+from cluster.scheduling.worker import RunWorker, WorkerSettings
+from evaluator.evidence.bundle import read_manifest
 from evaluator.models import (
     AgentConfig,
     AppFailure,

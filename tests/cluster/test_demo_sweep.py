@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from cluster.leaderboard import build_leaderboard
-from cluster.runner import run_sweep
-from cluster.sweep import load_sweep
+from cluster.reduce.leaderboard import build_leaderboard
+from cluster.scheduling.runner import run_sweep
+from cluster.sweep.spec import load_sweep
 from evaluator.models import OutcomeStatus
 from tests.support import FIXTURES, require_docker
 

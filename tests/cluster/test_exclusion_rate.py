@@ -8,12 +8,12 @@ from pathlib import Path
 
 from rich.console import Console
 
-from cluster.calibrate import Calibration
-from cluster.leaderboard import build_leaderboard, leaderboard_markdown, leaderboard_table
-from cluster.reducer import reduce_run_dir
-from cluster.report import write_report
-from cluster.results import ResultsLog
-from cluster.sweep import SweepSpec
+from cluster.calibration.calibrate import Calibration
+from cluster.reduce.leaderboard import build_leaderboard, leaderboard_markdown, leaderboard_table
+from cluster.reduce.reducer import reduce_run_dir
+from cluster.report.html import write_report
+from cluster.store.results_log import ResultsLog
+from cluster.sweep.spec import SweepSpec
 from evaluator.models import (
     AgentConfig,
     JudgeConfig,

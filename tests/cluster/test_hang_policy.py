@@ -15,15 +15,16 @@ import pytest
 from playwright.async_api import Browser
 from rich.console import Console
 
-from cluster.leaderboard import build_leaderboard
-from cluster.rejudge import rejudge
-from cluster.results import ResultsLog
-from cluster.show import run_panel
-from cluster.sweep import SweepSpec
-from cluster.worker import RunWorker, WorkerSettings
+from cluster.reduce.leaderboard import build_leaderboard
+from cluster.report.show import run_panel
+from cluster.scheduling.rejudge import rejudge
+from cluster.scheduling.worker import RunWorker, WorkerSettings
+from cluster.store.results_log import ResultsLog
+from cluster.sweep.spec import SweepSpec
+from evaluator.browser.hang import probe_hang
+from evaluator.browser.serve import serve_directory
 from evaluator.errors import EvidenceError
-from evaluator.evidence import EvidenceBundle, verify_bundle
-from evaluator.hang import probe_hang
+from evaluator.evidence.bundle import EvidenceBundle, verify_bundle
 from evaluator.models import (
     MANIFEST_VERSION,
     AgentConfig,
@@ -43,7 +44,6 @@ from evaluator.models import (
     Verdict,
 )
 from evaluator.run import StagePaths, execute_run, make_run_spec
-from evaluator.serve import serve_directory
 from tests.support import with_browser
 
 pytestmark = pytest.mark.browser

@@ -1,4 +1,4 @@
-"""Tests of cluster.ledger.Ledger: the SQLite ledger that resume relies on, on real files and processes."""
+"""Tests of cluster.store.ledger.Ledger: the SQLite ledger that resume relies on, on real files and processes."""
 
 from __future__ import annotations
 
@@ -15,9 +15,9 @@ from typing import Any
 
 import pytest
 
-import cluster.ledger
-from cluster.ledger import SCHEMA_VERSION, InFlight, Ledger
-from cluster.results import ResultsLog
+import cluster.store.ledger
+from cluster.store.ledger import SCHEMA_VERSION, InFlight, Ledger
+from cluster.store.results_log import ResultsLog
 from evaluator.errors import ConfigError
 from evaluator.models import Outcome, OutcomeReason, OutcomeStatus, ReasonCode
 
@@ -93,7 +93,7 @@ def test_processes_creating_the_same_ledger_at_once_all_succeed(path: Path) -> N
     code = """
         import sys
         from pathlib import Path
-        from cluster.ledger import Ledger
+        from cluster.store.ledger import Ledger
         from evaluator.models import Outcome, OutcomeReason
         with Ledger(Path(sys.argv[1])) as ledger:
             ledger.finish(Outcome(run_key=sys.argv[2], candidate_id="c", query_id="q", status="judged",
@@ -127,7 +127,7 @@ def test_outcome_of_an_unknown_run_is_none(ledger: Ledger) -> None:
 
 
 def test_outcomes_round_trip_in_recording_order_across_pages(ledger: Ledger, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(cluster.ledger, "_PAGE", 3)
+    monkeypatch.setattr(cluster.store.ledger, "_PAGE", 3)
     recorded = [_outcome(f"run-{i}", query_id=f"q{i}", reason=OutcomeReason(code=ReasonCode.OK, detail="翻牌 — ¡sí!"))
                 for i in (5, 1, 9, 0, 7, 3, 2)]
     for outcome in recorded:
@@ -234,7 +234,7 @@ def test_another_process_reads_while_this_one_writes(path: Path) -> None:
     reader = """
         import sys, time
         from pathlib import Path
-        from cluster.ledger import Ledger
+        from cluster.store.ledger import Ledger
         ledger = Ledger(Path(sys.argv[1]))
         print(-1, flush=True)
         last, deadline = -1, time.monotonic() + 120
@@ -284,7 +284,7 @@ def test_a_second_writer_waits_for_the_lock_instead_of_failing(path: Path) -> No
     writer = """
         import sys, time
         from pathlib import Path
-        from cluster.ledger import Ledger
+        from cluster.store.ledger import Ledger
         from evaluator.models import Outcome, OutcomeReason
         ledger = Ledger(Path(sys.argv[1]))
         print("ready", flush=True)
@@ -317,7 +317,7 @@ def test_a_second_writer_waits_for_the_lock_instead_of_failing(path: Path) -> No
 _CRASH = """
     import os, signal, sys
     from pathlib import Path
-    from cluster.ledger import Ledger
+    from cluster.store.ledger import Ledger
     from evaluator.models import Outcome
     ledger = Ledger(Path(sys.argv[1]))
     ledger.mark_started("run-next", worker="w1", attempt=1)

@@ -14,13 +14,13 @@ from pathlib import Path
 import pytest
 import yaml
 
-from cluster import runner
-from cluster.ledger import Ledger
-from cluster.results import ResultsLog
-from cluster.runner import SweepResult, run_sweep
-from cluster.sweep import load_sweep
+from cluster.scheduling import runner
+from cluster.scheduling.runner import SweepResult, run_sweep
+from cluster.store.ledger import Ledger
+from cluster.store.results_log import ResultsLog
+from cluster.sweep.spec import load_sweep
 from evaluator.errors import InfrastructureError, WorkerStartError
-from evaluator.evidence import verify_bundle
+from evaluator.evidence.bundle import verify_bundle
 from evaluator.models import OutcomeStatus, ReasonCode
 from tests.support import APPS, FIXTURES
 

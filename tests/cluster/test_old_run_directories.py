@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from cluster.cli import main
-from cluster.leaderboard import build_leaderboard
-from cluster.reducer import open_run_directory
-from cluster.sweep import PLAN_FILE, RecordedPlan, Sweep
+from cluster.reduce.leaderboard import build_leaderboard
+from cluster.reduce.reducer import open_run_directory
+from cluster.sweep.spec import PLAN_FILE, RecordedPlan, Sweep
 from tests.support import FIXTURES
 
 PRE_LAYOUT = FIXTURES / "rundirs" / "pre-layout"

@@ -151,7 +151,7 @@ def test_ray_job_submit_needs_the_token_and_the_entrypoint_joins_with_the_heads(
     """What the RayJob submitter does (`ray job submit`, token from the chart's Secret), and what the
     job's entrypoint (`evalgrid run --ray-address auto`) then does on the head: join with ``auto``,
     with no token of its own, only the head's environment."""
-    joins = ("from cluster.ray_auth import join_ray; import ray; "
+    joins = ("from cluster.scheduling.ray_auth import join_ray; import ray; "
              "join_ray('auto', include_dashboard=False, log_to_driver=False); "
              "print('JOINED', int(ray.cluster_resources()['CPU']))")
     submit = [str(RAY), "job", "submit", "--address", head.dashboard, "--entrypoint-num-cpus", "0", "--",
@@ -175,7 +175,7 @@ def _evalgrid(head: Head, *argv: str, **env: str) -> subprocess.CompletedProcess
 
 
 def test_evalgrid_joins_a_token_cluster_only_with_the_token_and_says_what_is_missing(head: Head) -> None:
-    """`--ray-address` through evalgrid's one way into Ray (cluster.ray_auth.join_ray), via the CLI.
+    """`--ray-address` through evalgrid's one way into Ray (cluster.scheduling.ray_auth.join_ray), via the CLI.
 
     Ray alone retries a refused connection for ~20 s and then says only that it could not connect;
     each refusal here must come at once and name what to set.

@@ -9,7 +9,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from cluster.reducer import reduce_run_dir, write_tables
+from cluster.reduce.reducer import reduce_run_dir, write_tables
 from evaluator.errors import ConfigError
 from tests.benchmarks.bench_reducer import build
 

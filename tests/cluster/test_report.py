@@ -17,11 +17,20 @@ import pytest
 import yaml
 from playwright.async_api import Browser, Page
 
-from cluster.reduction import CandidateSummary, Interval, JudgeStats, Pairwise, Rating, Reduction, RunRow, SliceCell
-from cluster.report import run_page_name, write_report
-from cluster.results import ResultsLog
-from cluster.runner import run_sweep
-from cluster.sweep import load_sweep
+from cluster.reduce.records import (
+    CandidateSummary,
+    Interval,
+    JudgeStats,
+    Pairwise,
+    Rating,
+    Reduction,
+    RunRow,
+    SliceCell,
+)
+from cluster.report.html import run_page_name, write_report
+from cluster.scheduling.runner import run_sweep
+from cluster.store.results_log import ResultsLog
+from cluster.sweep.spec import load_sweep
 from evaluator.models import OutcomeStatus, Query, QuerySet, Verdict
 from tests.support import APPS, FIXTURES, require_docker, with_browser
 
@@ -131,9 +140,9 @@ def _reduce_by_hand(run_dir: Path, queries: dict[str, Query]) -> tuple[Reduction
 def _reduce(run_dir: Path, queries: dict[str, Query]) -> tuple[Reduction, list[RunRow]]:
     """The real reducer when it is there, else the stand-in."""
     try:
-        module = importlib.import_module("cluster.reducer")
+        module = importlib.import_module("cluster.reduce.reducer")
     except ModuleNotFoundError as exc:
-        if exc.name != "cluster.reducer":
+        if exc.name != "cluster.reduce.reducer":
             raise
         return _reduce_by_hand(run_dir, queries)
     reduce_run_dir: Callable[[Path], tuple[Reduction, list[RunRow]]] | None = getattr(module, "reduce_run_dir", None)

@@ -1,4 +1,4 @@
-"""Tests of cluster.results.ResultsLog: the append-only JSONL of outcomes that resume relies on."""
+"""Tests of cluster.store.results_log.ResultsLog: the append-only JSONL of outcomes that resume relies on."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from cluster.results import ResultsLog
+from cluster.store.results_log import ResultsLog
 from evaluator.models import Outcome, OutcomeReason, OutcomeStatus, ReasonCode
 
 

@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from cluster.leaderboard import build_leaderboard
-from cluster.reducer import open_run_directory, reduce_run_dir
-from cluster.results import ResultsLog
-from cluster.scoring import cell_score
-from cluster.sweep import PLAN_FILE, RecordedPlan
+from cluster.reduce.leaderboard import build_leaderboard
+from cluster.reduce.reducer import open_run_directory, reduce_run_dir
+from cluster.reduce.scoring import cell_score
+from cluster.store.results_log import ResultsLog
+from cluster.sweep.spec import PLAN_FILE, RecordedPlan
 from evaluator.models import Outcome, OutcomeReason, OutcomeStatus, ReasonCode
 from tests.benchmarks.bench_reducer import build
 

@@ -1,4 +1,4 @@
-"""Tests of cluster.statistics against scipy and against independent straightforward implementations."""
+"""Tests of cluster.reduce.statistics against scipy and against independent straightforward implementations."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import pytest
 import scipy.optimize
 import scipy.stats
 
-from cluster.statistics import (
+from cluster.reduce.statistics import (
     MeanInterval,
     bootstrap_mean,
     bradley_terry,

@@ -1,4 +1,4 @@
-"""Tests of sweep loading (cluster.sweep.load_sweep) and the CLI's handling of bad input.
+"""Tests of sweep loading (cluster.sweep.spec.load_sweep) and the CLI's handling of bad input.
 
 Every invalid sweep must raise :class:`~evaluator.errors.ConfigError` with a message that says what
 to fix; the CLI must turn it into one ``error:`` line and exit status 2, never a traceback.
@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from cluster.cli import SCHEMAS, main
-from cluster.sweep import Sweep, load_sweep
+from cluster.sweep.spec import Sweep, load_sweep
 from evaluator.errors import ConfigError
 from evaluator.judges import create_judge
 from evaluator.models import JudgeConfig, Kind, LanguageGroup

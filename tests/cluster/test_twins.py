@@ -1,4 +1,4 @@
-"""Mutation twins (cluster/twins.py): each operator breaks exactly what it names, in a real Chromium.
+"""Mutation twins (cluster/calibration/twins.py): each operator breaks exactly what it names, in a real Chromium.
 
 One small page has every behaviour the operators break. For each operator the original is shown to work
 and the twin not to, by driving both with Playwright the same way; the twin's first screen is checked
@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 from playwright.async_api import Browser, Page
 
-from cluster.twins import AESTHETIC_OPERATORS, FUNCTIONAL_OPERATORS, Operator, make_twin
-from evaluator.probes import page_script
+from cluster.calibration.twins import AESTHETIC_OPERATORS, FUNCTIONAL_OPERATORS, Operator, make_twin
+from evaluator.evidence.probes import page_script
 from tests.support import with_browser
 
 PAGE = """<!DOCTYPE html>

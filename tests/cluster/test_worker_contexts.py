@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from cluster.worker import RunWorker, WorkerSettings
-from evaluator import context_pool
-from evaluator.context_pool import ContextPool, Tab
+from cluster.scheduling.worker import RunWorker, WorkerSettings
+from evaluator.browser import context_pool
+from evaluator.browser.context_pool import ContextPool, Tab
 from evaluator.models import (
     AgentConfig,
     Candidate,

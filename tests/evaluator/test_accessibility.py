@@ -16,11 +16,11 @@ import pytest
 from playwright.async_api import Browser, Page
 from pydantic import ValidationError
 
-from evaluator.accessibility import AXE_VERSION, AccessibilityAudit, AxeViolation, audit_accessibility
-from evaluator.context_pool import DESKTOP, ContextPool
-from evaluator.environment import release
-from evaluator.perception import load
-from evaluator.serve import serve_directory
+from evaluator.browser.context_pool import DESKTOP, ContextPool
+from evaluator.browser.frozen_web import release
+from evaluator.browser.serve import serve_directory
+from evaluator.evidence.accessibility import AXE_VERSION, AccessibilityAudit, AxeViolation, audit_accessibility
+from evaluator.evidence.perception import load
 from tests.support import ROOT, with_browser
 
 pytestmark = pytest.mark.browser

@@ -11,8 +11,8 @@ import cv2
 import pytest
 from playwright.async_api import Browser
 
-from evaluator.collect import collect_evidence
-from evaluator.evidence import EvidenceBundle, verify_bundle
+from evaluator.evidence.bundle import EvidenceBundle, verify_bundle
+from evaluator.evidence.collect import collect_evidence
 from evaluator.judges import create_judge
 from evaluator.models import AgentConfig, FailureAttribution, JudgeConfig, Verdict
 from tests.support import app_artifact, app_query, with_browser

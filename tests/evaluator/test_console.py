@@ -1,4 +1,4 @@
-"""Tests of evaluator.console.classify_console: only breaking errors count as errors.
+"""Tests of evaluator.evidence.console.classify_console: only breaking errors count as errors.
 
 Messages are written the way Chromium and Playwright report them (``console`` message types,
 ``pageerror`` for uncaught exceptions, ``requestfailed`` and HTTP-status lines from PageLog).
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from evaluator.console import ConsoleClass, classify_console
+from evaluator.evidence.console import ConsoleClass, classify_console
 
 APP = "http://127.0.0.1:41873"
 

@@ -11,9 +11,9 @@ import pytest
 from playwright.async_api import Browser
 from playwright.async_api import Error as PlaywrightError
 
-from evaluator.context_pool import ContextPool
-from evaluator.environment import START_TIME
-from evaluator.serve import serve_directory
+from evaluator.browser.context_pool import ContextPool
+from evaluator.browser.frozen_web import START_TIME
+from evaluator.browser.serve import serve_directory
 from tests.support import with_browser
 
 pytestmark = pytest.mark.browser

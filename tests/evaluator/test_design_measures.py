@@ -1,4 +1,4 @@
-"""The design qualities (``evaluator/design.py``), one measure at a time, on hand-written facts and images.
+"""The design qualities (``evaluator/evidence/design.py``), one measure at a time, on hand-written facts and images.
 
 ``design_facts()`` and ``design_screenshot()`` describe a page that meets every quality of heuristic-v3; each
 test changes one thing and asserts the measured value and the verdict of that quality alone. Expected numbers
@@ -13,8 +13,8 @@ import cv2
 import numpy as np
 import pytest
 
-from evaluator.design import QUALITIES, Quality, measure_qualities
-from evaluator.heuristic import load_rubric
+from evaluator.evidence.design import QUALITIES, Quality, measure_qualities
+from evaluator.judges.heuristic import load_rubric
 
 SPEC = load_rubric("heuristic-v3")["aesthetic"]["qualities"]
 BG = (250, 247, 245)  # BGR of the page background (#f5f7fa)

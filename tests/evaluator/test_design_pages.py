@@ -16,11 +16,11 @@ from pathlib import Path
 import pytest
 from playwright.async_api import Browser
 
-from evaluator.context_pool import DESKTOP, MOBILE
-from evaluator.evidence import EvidenceBundle, EvidenceWriter
-from evaluator.heuristic import HeuristicJudge
+from evaluator.browser.context_pool import DESKTOP, MOBILE
+from evaluator.evidence.bundle import EvidenceBundle, EvidenceWriter
+from evaluator.evidence.perception import capture
+from evaluator.judges.heuristic import HeuristicJudge
 from evaluator.models import AgentConfig, Kind, ToolVersions, Verdict
-from evaluator.perception import capture
 from tests.support import APPS, app_query, with_browser
 
 pytestmark = pytest.mark.browser

@@ -12,10 +12,11 @@ from typing import Any
 
 import pytest
 
-from evaluator import evidence, screencast
-from evaluator.evidence import EvidenceWriter
+from evaluator.evidence import bundle as evidence
+from evaluator.evidence import screencast
+from evaluator.evidence.bundle import EvidenceWriter
+from evaluator.evidence.screencast import MAX_FPS, ScreenRecorder
 from evaluator.models import AgentConfig, ToolVersions
-from evaluator.screencast import MAX_FPS, ScreenRecorder
 
 
 class _FakeCdp:

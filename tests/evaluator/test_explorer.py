@@ -14,12 +14,12 @@ from typing import Any
 import pytest
 from playwright.async_api import Browser
 
-from evaluator.collect import collect_evidence
-from evaluator.evidence import EvidenceBundle
+from evaluator.agents.observation import Action, ActionKind, Effect, Observation
+from evaluator.agents.policies import Policy, policies
+from evaluator.evidence.bundle import EvidenceBundle
+from evaluator.evidence.collect import collect_evidence
 from evaluator.judges import create_judge
 from evaluator.models import AgentConfig, JudgeConfig, Verdict
-from evaluator.observation import Action, ActionKind, Effect, Observation
-from evaluator.policies import Policy, policies
 from tests.support import app_artifact, app_query, with_browser
 
 pytestmark = pytest.mark.browser

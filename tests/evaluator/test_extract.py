@@ -1,4 +1,4 @@
-"""Tests of evaluator.extract: turning a raw, untrusted model answer into servable app files.
+"""Tests of evaluator.answer.extract: turning a raw, untrusted model answer into servable app files.
 
 The answers below are shaped like real model output (prose around fenced blocks, file-name headings,
 truncated answers, refusals). Every test checks what reaches the browser: the admitted files, the
@@ -11,7 +11,7 @@ import random
 
 import pytest
 
-from evaluator.extract import MAX_ANSWER_BYTES, ExtractedApp, NotAssessable, decode_answer, extract_app
+from evaluator.answer.extract import MAX_ANSWER_BYTES, ExtractedApp, NotAssessable, decode_answer, extract_app
 from evaluator.models import ReasonCode, Stack
 
 TODO_HTML = """<!DOCTYPE html>

@@ -12,16 +12,16 @@ import numpy as np
 import pytest
 from playwright.async_api import Browser, Page
 
-from evaluator.console import PageLog
-from evaluator.context_pool import DESKTOP
-from evaluator.evidence import EvidenceWriter
-from evaluator.freeze import FreezeController
-from evaluator.interaction import Interaction
+from evaluator.agents.observation import Action, ActionKind, Observation
+from evaluator.browser.context_pool import DESKTOP
+from evaluator.browser.freeze import FreezeController
+from evaluator.browser.serve import serve_directory
+from evaluator.evidence.bundle import EvidenceWriter
+from evaluator.evidence.console import PageLog
+from evaluator.evidence.interaction import Interaction
+from evaluator.evidence.probes import wait_for_render
+from evaluator.evidence.screencast import ScreenRecorder
 from evaluator.models import AgentConfig
-from evaluator.observation import Action, ActionKind, Observation
-from evaluator.probes import wait_for_render
-from evaluator.screencast import ScreenRecorder
-from evaluator.serve import serve_directory
 from tests.support import APPS, with_browser
 
 pytestmark = pytest.mark.browser

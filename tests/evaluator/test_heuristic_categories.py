@@ -17,10 +17,10 @@ from typing import Any
 
 import pytest
 
-from evaluator.evidence import EvidenceBundle, EvidenceWriter
-from evaluator.heuristic import HeuristicJudge
+from evaluator.agents.observation import KEY_PROBE_REASON
+from evaluator.evidence.bundle import EvidenceBundle, EvidenceWriter
+from evaluator.judges.heuristic import HeuristicJudge
 from evaluator.models import AgentConfig, Difficulty, Kind, Query, ToolVersions, Verdict
-from evaluator.observation import KEY_PROBE_REASON
 from tests.evaluator.test_design_measures import design_facts, design_screenshot
 
 QUERY, DESKTOP, MOBILE = "query.json", "static/desktop-facts.json", "static/mobile-facts.json"

@@ -7,9 +7,9 @@ from importlib import resources
 
 import pytest
 
-from evaluator.design import QUALITIES
 from evaluator.errors import RegistryError
-from evaluator.heuristic import DEFAULT_RUBRIC, HeuristicJudge, load_rubric
+from evaluator.evidence.design import QUALITIES
+from evaluator.judges.heuristic import DEFAULT_RUBRIC, HeuristicJudge, load_rubric
 from evaluator.models import Severity
 
 

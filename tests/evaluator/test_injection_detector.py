@@ -1,4 +1,4 @@
-"""The prompt-injection detector (evaluator/injection.py) on examples written for these tests.
+"""The prompt-injection detector (evaluator/judges/injection.py) on examples written for these tests.
 
 Injections are addressed to the evaluator (by a vocative, a fake harness message, a demand about the
 evaluation) and disguised in the ways a page can disguise text; innocent texts are the look-alikes
@@ -21,8 +21,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from evaluator import injection
-from evaluator.injection import Finding, fence, redact
+from evaluator.judges import injection
+from evaluator.judges.injection import Finding, fence, redact
 
 pytestmark = pytest.mark.pure
 

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from playwright.async_api import async_playwright
 
-from evaluator.browser import launch_browser
-from evaluator.collect import INJECTION_FINDINGS
+from evaluator.browser.launch import launch_browser
+from evaluator.evidence.collect import INJECTION_FINDINGS
 from evaluator.models import AgentConfig, Candidate, JudgeConfig, Outcome, OutcomeStatus
 from evaluator.run import StagePaths, execute_run, make_run_spec
 from tests.support import APPS, app_query

@@ -1,10 +1,10 @@
-"""Tests of evaluator.language.language_matches on page-like text in the benchmark's languages."""
+"""Tests of evaluator.evidence.language.language_matches on page-like text in the benchmark's languages."""
 
 from __future__ import annotations
 
 import pytest
 
-from evaluator.language import language_matches
+from evaluator.evidence.language import language_matches
 
 ZH = ("欢迎使用我们的待办事项应用。在这里你可以添加新的任务，标记已完成的事项，"
       "并按照优先级进行排序。所有数据都会保存在浏览器中。")

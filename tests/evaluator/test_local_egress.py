@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from evaluator.collect import collect_evidence
+from evaluator.evidence.collect import collect_evidence
 from evaluator.models import AgentConfig
 from tests.support import APPS, app_query, html_artifact, with_browser
 

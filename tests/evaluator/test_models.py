@@ -329,3 +329,40 @@ def test_content_key_distinguishes_value_types() -> None:
 
 def test_sha256_bytes() -> None:
     assert sha256_bytes(b"") == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+
+
+def test_interaction_result_writes_the_keys_its_readers_know() -> None:
+    """``interaction/result.json`` as the report and the judges read it: null fields stay, a missing track says why,
+    and a bundle with no interaction has no ``audio`` at all."""
+    from evaluator.agents.observation import AudioTrack, Coverage, InteractionResult
+
+    ended = InteractionResult(ended_by="policy", coverage=Coverage(salient=2, exercised=1, remaining=[3]), steps=4,
+                              video_duration_s=3.5, frames=80, wall_duration_s=3.6, console_entries_dropped=0,
+                              audio=AudioTrack(track=True, offset_s=0.01, lag_s=0.002, captured_s=3.4))
+    assert ended.model_dump(mode="json") == {
+        "version": 1, "ended_by": "policy", "error": None,
+        "coverage": {"salient": 2, "exercised": 1, "remaining": [3]}, "steps": 4, "video_duration_s": 3.5,
+        "frames": 80, "wall_duration_s": 3.6, "console_entries_dropped": 0,
+        "audio": {"track": True, "offset_s": 0.01, "lag_s": 0.002, "captured_s": 3.4}}
+    silent = InteractionResult(ended_by="hang", error="stuck", console_entries_dropped=2,
+                               audio=AudioTrack(track=False, note="no video"))
+    assert silent.model_dump(mode="json")["audio"] == {"track": False, "note": "no video"}
+    failed = InteractionResult(ended_by="build_failure", error="exit 1", console_entries_dropped=0)
+    assert list(failed.model_dump(mode="json")) == ["version", "ended_by", "error", "coverage", "steps",
+                                                    "video_duration_s", "frames", "wall_duration_s",
+                                                    "console_entries_dropped"]
+
+
+def test_a_runs_cell_enters_its_key_as_its_variant_and_sample() -> None:
+    from evaluator.keys import run_key
+    from evaluator.run import make_run_spec
+
+    candidate, query, agent, judge = Candidate(id="c", answers="a"), _query(), AgentConfig(), JudgeConfig()
+    plain = make_run_spec(candidate=candidate, query=query, agent=agent, judge=judge, judge_version="v",
+                          answers_dir=None)
+    assert plain.run_key == run_key(candidate, query, agent, judge, "v")
+    assert (plain.variant, plain.sample) == (None, 0)
+    spec = make_run_spec(candidate=candidate, query=query, agent=agent, judge=judge, judge_version="v",
+                         answers_dir=None, cell=("unguided", 2))
+    assert spec.run_key == run_key(candidate, query, agent, judge, "v", variant="unguided", sample=2) != plain.run_key
+    assert (spec.variant, spec.sample) == ("unguided", 2)

@@ -1,4 +1,4 @@
-"""Tests of the OpenCV screenshot probes in evaluator.probes: blank detection and visual change.
+"""Tests of the OpenCV screenshot probes in evaluator.evidence.probes: blank detection and visual change.
 
 Screenshots are synthesised with numpy and encoded with ``cv2.imencode`` exactly as the collector's
 PNG screenshots arrive (bytes); no browser is involved.
@@ -10,7 +10,7 @@ import cv2
 import numpy as np
 import pytest
 
-from evaluator.probes import probe_image, visual_change
+from evaluator.evidence.probes import probe_image, visual_change
 
 W, H = 1280, 800
 

@@ -18,9 +18,9 @@ import numpy as np
 import pytest
 from playwright.async_api import async_playwright
 
-from evaluator.browser import LAUNCH_ARGS, chromium_executable
+from evaluator.browser.launch import LAUNCH_ARGS, chromium_executable
 from evaluator.errors import ConfigError, InfrastructureError
-from evaluator.soundtrack import (
+from evaluator.evidence.soundtrack import (
     IGNORE_DEFAULT_ARGS,
     SAMPLE_RATE,
     SILENCE_DBFS,
@@ -106,7 +106,7 @@ def test_audio_levels_rejects_a_non_positive_window(tmp_path: Path) -> None:
 
 
 def test_missing_pulseaudio_says_what_to_install(short_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("evaluator.soundtrack.shutil.which", lambda name: None)
+    monkeypatch.setattr("evaluator.evidence.soundtrack.shutil.which", lambda name: None)
     with pytest.raises(InfrastructureError, match="install Debian's 'pulseaudio'"):
         AudioSink(short_dir).start()
 

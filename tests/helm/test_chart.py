@@ -360,8 +360,8 @@ WORKERS = {"matchLabels": {"app.kubernetes.io/instance": RELEASE, "evalgrid.io/r
 
 def sandbox_pod(config_json: str | None = None) -> Manifest:
     """The pod the Kubernetes backend makes from the chart's sandbox config (or none: made outside the chart)."""
-    from cluster.container_sandbox import SandboxLimits
-    from cluster.k8s_sandbox import PodOwner, PodSandboxConfig, pod_manifest
+    from cluster.sandbox.container import SandboxLimits
+    from cluster.sandbox.k8s_backend import PodOwner, PodSandboxConfig, pod_manifest
 
     config = PodSandboxConfig.model_validate_json(config_json) if config_json else PodSandboxConfig()
     owner = PodOwner(namespace=NAMESPACE, pod_name="grid-evalgrid-browser-worker-x7k2p", pod_uid="7c1d5a0e")
@@ -897,7 +897,8 @@ def test_ray_autoscaler_reads_the_rendered_cluster(chart: helm_python.Chart) -> 
 @pytest.mark.parametrize("values", [None, "gpu"], ids=["defaults", "gpu-judges"])
 def test_sandbox_config_is_accepted_by_the_kubernetes_backend(chart: helm_python.Chart, values: str | None) -> None:
     """The worker-side reader of EVALGRID_K8S_SANDBOX forbids unknown keys: the two must agree."""
-    backend = pytest.importorskip("cluster.k8s_sandbox", reason="the Kubernetes sandbox backend is not in this tree")
+    backend = pytest.importorskip("cluster.sandbox.k8s_backend",
+                                  reason="the Kubernetes sandbox backend is not in this tree")
     worker = groups(only(render(chart, gpu_values() if values else None), "RayCluster"))["browser"]
     raw = env(worker["template"])["EVALGRID_K8S_SANDBOX"]
     config = backend.PodSandboxConfig.model_validate_json(raw)

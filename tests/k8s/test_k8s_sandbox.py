@@ -26,9 +26,9 @@ import pytest
 import yaml
 from playwright.async_api import async_playwright
 
-from cluster.container_sandbox import SandboxLimits
-from cluster.gate import open_gate
-from cluster.k8s_sandbox import (
+from cluster.sandbox.channel_gate import open_gate
+from cluster.sandbox.container import SandboxLimits
+from cluster.sandbox.k8s_backend import (
     KubernetesSandbox,
     PodOwner,
     PodSandboxConfig,
@@ -37,11 +37,11 @@ from cluster.k8s_sandbox import (
     kube_api,
     pod_manifest,
 )
-from cluster.ownership import owner_id
-from cluster.worker import RunWorker, WorkerSettings
-from evaluator.collect import collect_evidence
+from cluster.sandbox.ownership import owner_id
+from cluster.scheduling.worker import RunWorker, WorkerSettings
 from evaluator.errors import ConfigError, SandboxError
-from evaluator.evidence import verify_bundle
+from evaluator.evidence.bundle import verify_bundle
+from evaluator.evidence.collect import collect_evidence
 from evaluator.models import AgentConfig, Candidate, JudgeConfig, OutcomeStatus, Stack
 from evaluator.run import make_run_spec
 from tests.k8s.fake_apiserver import K8S_VERSION, FakeApiServer, fake_cluster
@@ -221,7 +221,7 @@ def test_gc_deletes_the_pods_of_a_worker_process_killed_with_sigkill(cluster: Fa
     script.write_text(textwrap.dedent(f"""
         import asyncio, sys
         sys.path.insert(0, {str(ROOT)!r})
-        from cluster.k8s_sandbox import KubernetesSandbox, PodOwner, PodSandboxConfig
+        from cluster.sandbox.k8s_backend import KubernetesSandbox, PodOwner, PodSandboxConfig
         async def main():
             owner = PodOwner(namespace={NAMESPACE!r}, pod_name={OWNER.pod_name!r}, pod_uid={OWNER.pod_uid!r})
             sandbox = KubernetesSandbox("evalgrid/sandbox:dev", config=PodSandboxConfig(), owner=owner)

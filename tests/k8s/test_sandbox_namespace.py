@@ -16,8 +16,8 @@ from typing import Any
 import kubernetes_validate
 import pytest
 
-from cluster.container_sandbox import SandboxLimits
-from cluster.k8s_sandbox import CONFIG_ENV, PodOwner, PodSandboxConfig, collect_garbage, pod_manifest
+from cluster.sandbox.container import SandboxLimits
+from cluster.sandbox.k8s_backend import CONFIG_ENV, PodOwner, PodSandboxConfig, collect_garbage, pod_manifest
 from tests.k8s.fake_apiserver import K8S_VERSION
 
 OWNER = PodOwner(namespace="evals", pod_name="lab-evalgrid-browser-worker-x7k2p", pod_uid="7c1d5a0e-3b1f")

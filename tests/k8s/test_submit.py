@@ -26,12 +26,12 @@ import pytest
 import yaml
 
 from cluster.cli import main
-from cluster.inputs import InputsRef, fetch_inputs, pack_inputs, unpack_inputs
-from cluster.object_store import StoreSettings
-from cluster.run_store import RunStore
-from cluster.submit import job_name, ray_auth_env, rayjob_manifest, read_cluster, submitter_template
-from cluster.sweep import load_sweep
-from cluster.worker import RunWorker, WorkerSettings
+from cluster.k8s.submit import job_name, ray_auth_env, rayjob_manifest, read_cluster, submitter_template
+from cluster.scheduling.worker import RunWorker, WorkerSettings
+from cluster.store.object_store import StoreSettings
+from cluster.store.remote import RunStore
+from cluster.sweep.inputs import InputsRef, fetch_inputs, pack_inputs, unpack_inputs
+from cluster.sweep.spec import load_sweep
 from evaluator.errors import ConfigError
 from evaluator.models import Outcome, OutcomeStatus
 from tests.cluster.test_local_sweep import _write_sweep

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from evaluator.budget import SpendingCap
-from evaluator.chat import ChatClient, ChatRequest, Endpoint, ResponseCache, UsageMeter
 from evaluator.errors import BudgetExhaustedError, ConfigError, ModelRequestError, ModelUnavailableError
+from evaluator.llm.budget import SpendingCap
+from evaluator.llm.client import ChatClient, ChatRequest, Endpoint, ResponseCache, UsageMeter
 from tests.llm.scripted_server import Turn, scripted_server
 
 SECRET = "sk-test-0123456789abcdef"

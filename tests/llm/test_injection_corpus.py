@@ -41,11 +41,11 @@ from typing import Any
 import pytest
 import yaml
 
-from evaluator.chat import Endpoint, ModelAccess, ResponseCache
-from evaluator.collect import collect_evidence
-from evaluator.evidence import EvidenceBundle
-from evaluator.injection import redact
-from evaluator.llm_judge import INJECTION_FLAG, LLMJudge
+from evaluator.evidence.bundle import EvidenceBundle
+from evaluator.evidence.collect import collect_evidence
+from evaluator.judges.injection import redact
+from evaluator.judges.llm_judge import INJECTION_FLAG, LLMJudge, LLMJudgeOptions
+from evaluator.llm.client import Endpoint, ModelAccess, ResponseCache
 from evaluator.models import AgentConfig, Difficulty, Kind, Query, Verdict
 from tests.llm.scripted_server import Turn, scripted_server
 from tests.llm.test_llm_judge import STATIC, _dynamic, _phase, _text_of
@@ -165,7 +165,7 @@ def test_a_judge_that_obeys_what_it_reads_gives_every_flagged_item_the_clean_ver
     def judge(bundle: Path, server_url: str, name: str) -> Verdict:
         access = ModelAccess(endpoints={"judge": Endpoint(base_url=server_url, backoff_s=0.01)},
                              cache=ResponseCache(tmp_path / "cache" / name))
-        return asyncio.run(LLMJudge(endpoint="judge", model="gullible-7b")(
+        return asyncio.run(LLMJudge(LLMJudgeOptions(endpoint="judge", model="gullible-7b"))(
             EvidenceBundle(bundle), verdict_key=f"verdict-{name}", models=access))
 
     unmoved, partial, known_misses = [], [], []

@@ -14,19 +14,19 @@ from typing import Any
 import pytest
 from playwright.async_api import Browser
 
-from evaluator.chat import Endpoint, ModelAccess
-from evaluator.collect import collect_evidence
-from evaluator.console import PageLog
+from evaluator.agents.llm_agent import decision_schema
+from evaluator.agents.observation import Action, Observation
+from evaluator.agents.policies import policies
+from evaluator.browser.freeze import FreezeController
+from evaluator.browser.serve import serve_directory
 from evaluator.errors import ConfigError, ModelUnavailableError
-from evaluator.evidence import EvidenceWriter
-from evaluator.freeze import FreezeController
-from evaluator.interaction import Interaction
-from evaluator.llm_agent import decision_schema
+from evaluator.evidence.bundle import EvidenceWriter
+from evaluator.evidence.collect import collect_evidence
+from evaluator.evidence.console import PageLog
+from evaluator.evidence.interaction import Interaction
+from evaluator.evidence.screencast import ScreenRecorder
+from evaluator.llm.client import Endpoint, ModelAccess
 from evaluator.models import AgentConfig
-from evaluator.observation import Action, Observation
-from evaluator.policies import policies
-from evaluator.screencast import ScreenRecorder
-from evaluator.serve import serve_directory
 from tests.evaluator.test_freeze import PROBE, _open
 from tests.llm.scripted_server import ScriptedServer, Turn, scripted_server
 from tests.support import APPS, app_artifact, app_query, with_browser

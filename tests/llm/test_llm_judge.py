@@ -17,11 +17,18 @@ from typing import Any
 import jsonschema
 import pytest
 
-from evaluator.chat import Endpoint, ModelAccess, ResponseCache
-from evaluator.collect import collect_evidence
 from evaluator.errors import JudgeOutputError
-from evaluator.evidence import EvidenceBundle
-from evaluator.llm_judge import INJECTION_FLAG, Citable, LLMJudge, dynamic_schema, static_schema
+from evaluator.evidence.bundle import EvidenceBundle
+from evaluator.evidence.collect import collect_evidence
+from evaluator.judges.llm_judge import (
+    INJECTION_FLAG,
+    Citable,
+    LLMJudge,
+    LLMJudgeOptions,
+    dynamic_schema,
+    static_schema,
+)
+from evaluator.llm.client import Endpoint, ModelAccess, ResponseCache
 from evaluator.models import AgentConfig, Difficulty, Kind, Query, Verdict
 from tests.llm.scripted_server import ScriptedServer, Turn, scripted_server
 from tests.support import APPS, app_artifact, app_query, html_artifact, with_browser
@@ -67,7 +74,7 @@ def _judge_with(bundle: Path, responder: Callable[[dict[str, Any]], Turn], tmp_p
         access = ModelAccess(endpoints={"judge": Endpoint(base_url=server.url, backoff_s=0.01,
                                                           input_usd_per_mtok=1.0, output_usd_per_mtok=4.0)},
                              cache=ResponseCache(tmp_path / "cache"))
-        judge = LLMJudge(endpoint="judge", model="judge-7b", **options)
+        judge = LLMJudge(LLMJudgeOptions(endpoint="judge", model="judge-7b", **options))
         verdict = asyncio.run(judge(EvidenceBundle(bundle), verdict_key="verdict-test", models=access))
     return verdict, server, access
 

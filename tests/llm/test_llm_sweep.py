@@ -14,7 +14,7 @@ import pytest
 import yaml
 
 from cluster.cli import main
-from cluster.results import ResultsLog
+from cluster.store.results_log import ResultsLog
 from evaluator.models import OutcomeStatus
 from tests.llm.scripted_server import Turn, scripted_server
 from tests.llm.test_llm_judge import STATIC, _dynamic, _phase

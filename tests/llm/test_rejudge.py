@@ -10,11 +10,11 @@ import pytest
 import yaml
 
 from cluster.cli import main
-from cluster.reducer import reduce_run_dir
-from cluster.rejudge import rejudge
-from cluster.runner import run_sweep
-from cluster.sweep import load_sweep
-from evaluator.chat import Endpoint
+from cluster.reduce.reducer import reduce_run_dir
+from cluster.scheduling.rejudge import rejudge
+from cluster.scheduling.runner import run_sweep
+from cluster.sweep.spec import load_sweep
+from evaluator.llm.client import Endpoint
 from evaluator.models import JudgeConfig
 from tests.cluster.test_local_sweep import _write_sweep
 from tests.llm.scripted_server import Turn, scripted_server

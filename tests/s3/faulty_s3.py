@@ -25,7 +25,7 @@ from typing import Literal
 
 from moto.server import ThreadedMotoServer
 
-from cluster.object_store import S3Store, StoreSettings
+from cluster.store.object_store import S3Store, StoreSettings
 
 FaultKind = Literal["500", "throttle", "drop_body", "drop_reply"]
 

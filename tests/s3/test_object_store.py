@@ -9,7 +9,7 @@ from pathlib import Path
 import boto3
 import pytest
 
-from cluster.object_store import StoreLocation
+from cluster.store.object_store import StoreLocation
 from evaluator.errors import ConfigError, StoreError
 from tests.s3.faulty_s3 import FaultyS3, make_store
 

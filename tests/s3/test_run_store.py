@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from cluster.ledger import Ledger
-from cluster.run_store import RunStore, blob_name
+from cluster.store.ledger import Ledger
+from cluster.store.remote import RunStore, blob_name
 from evaluator.errors import EvidenceError, StoreError
-from evaluator.evidence import EvidenceWriter, verify_bundle
+from evaluator.evidence.bundle import EvidenceWriter, verify_bundle
 from evaluator.models import AgentConfig, Outcome, OutcomeReason, ToolVersions
 from tests.s3.faulty_s3 import FaultyS3, make_store
 

@@ -11,15 +11,15 @@ from pathlib import Path
 import pytest
 
 from cluster.cli import main
-from cluster.ledger import Ledger
-from cluster.object_store import StoreSettings
-from cluster.results import ResultsLog
-from cluster.run_store import RunStore
-from cluster.runner import run_sweep, worker_settings
-from cluster.sweep import load_sweep
-from cluster.worker import RunWorker
+from cluster.scheduling.runner import run_sweep, worker_settings
+from cluster.scheduling.worker import RunWorker
+from cluster.store.ledger import Ledger
+from cluster.store.object_store import StoreSettings
+from cluster.store.remote import RunStore
+from cluster.store.results_log import ResultsLog
+from cluster.sweep.spec import load_sweep
 from evaluator.errors import StoreError
-from evaluator.evidence import verify_bundle
+from evaluator.evidence.bundle import verify_bundle
 from evaluator.models import Outcome, OutcomeStatus, ReasonCode
 from tests.cluster.test_local_sweep import _write_sweep
 from tests.s3.faulty_s3 import FaultyS3, make_store

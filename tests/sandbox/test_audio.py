@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 from playwright.async_api import async_playwright
 
-from cluster.docker_sandbox import DockerSandbox
-from evaluator.collect import collect_evidence
+from cluster.sandbox.docker_backend import DockerSandbox
+from evaluator.evidence.collect import collect_evidence
+from evaluator.evidence.soundtrack import SILENCE_DBFS, audio_levels
 from evaluator.models import AgentConfig
-from evaluator.soundtrack import SILENCE_DBFS, audio_levels
 from tests.support import app_artifact, app_query, require_docker
 
 pytestmark = [pytest.mark.browser, pytest.mark.docker]

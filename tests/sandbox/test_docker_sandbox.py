@@ -16,10 +16,10 @@ from typing import Any
 import pytest
 from playwright.async_api import async_playwright
 
-from cluster.docker_sandbox import DockerSandbox, collect_garbage, docker
-from cluster.worker import RunWorker, WorkerSettings
-from evaluator.collect import collect_evidence
-from evaluator.evidence import verify_bundle
+from cluster.sandbox.docker_backend import DockerSandbox, collect_garbage, docker
+from cluster.scheduling.worker import RunWorker, WorkerSettings
+from evaluator.evidence.bundle import verify_bundle
+from evaluator.evidence.collect import collect_evidence
 from evaluator.models import AgentConfig, Candidate, JudgeConfig, Outcome, OutcomeStatus, Stack
 from evaluator.run import make_run_spec
 from tests.support import APPS, ROOT, app_artifact, app_query, html_artifact, require_docker
@@ -208,7 +208,7 @@ def test_gc_removes_the_containers_of_a_driver_killed_with_sigkill(tmp_path: Pat
     script.write_text(textwrap.dedent(f"""
         import asyncio, sys
         sys.path.insert(0, {str(ROOT)!r})
-        from cluster.docker_sandbox import DockerSandbox
+        from cluster.sandbox.docker_backend import DockerSandbox
         async def main():
             sandbox = DockerSandbox()
             await sandbox.start()

@@ -20,11 +20,13 @@ import pytest
 import yaml
 from playwright.async_api import Browser, Page, async_playwright
 
-from cluster.docker_sandbox import DockerSandbox
-from evaluator.console import PageLog
-from evaluator.context_pool import ContextPool
-from evaluator.evidence import EvidenceWriter, read_manifest
-from evaluator.extract import ExtractedApp, extract_app
+from cluster.sandbox.docker_backend import DockerSandbox
+from evaluator.answer.extract import ExtractedApp, extract_app
+from evaluator.browser.app_host import BUILD_OUTPUT
+from evaluator.browser.context_pool import ContextPool
+from evaluator.evidence.bundle import EvidenceWriter, read_manifest
+from evaluator.evidence.console import PageLog
+from evaluator.evidence.perception import perceive
 from evaluator.models import (
     AgentConfig,
     Candidate,
@@ -34,9 +36,7 @@ from evaluator.models import (
     ReasonCode,
     Stack,
 )
-from evaluator.perception import perceive
 from evaluator.run import StagePaths, execute_run, make_run_spec
-from evaluator.sandbox import BUILD_OUTPUT
 from tests.support import FIXTURES, app_query, require_docker
 
 pytestmark = [pytest.mark.browser, pytest.mark.docker]
@@ -157,8 +157,7 @@ def test_repeated_runs_give_pixel_identical_first_screenshots(grid: _Grid) -> No
 
     async def first_screenshots(app: ExtractedApp, out: Path) -> dict[str, Any]:
         async with _served(grid, app, []) as url:
-            origin = url.split("/", 3)[:3]
-            context, _ = await perceive(ContextPool(grid.browser), origin="/".join(origin), url=url,
+            context, _ = await perceive(ContextPool(grid.browser), url=url,
                                         writer=EvidenceWriter(out), log=PageLog(), blocked=[], phase={"name": "load"},
                                         timings={}, confine=False)
             await context.close()

@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from cluster.docker_sandbox import docker
-from cluster.worker import RunWorker, WorkerSettings
+from cluster.sandbox.docker_backend import docker
+from cluster.scheduling.worker import RunWorker, WorkerSettings
 from evaluator.models import (
     AgentConfig,
     Candidate,

@@ -24,12 +24,13 @@ from typing import Any
 
 import pytest
 
-from cluster.docker_sandbox import docker
-from cluster.runner import GridOptions, run_sweep
-from cluster.sweep import load_sweep
-from cluster.worker import RunWorker, WorkerSettings
-from evaluator.collect import INJECTION_FINDINGS
-from evaluator.evidence import read_manifest
+from cluster.sandbox.docker_backend import docker
+from cluster.scheduling.runner import GridOptions, run_sweep
+from cluster.scheduling.worker import RunWorker, WorkerSettings
+from cluster.sweep.spec import load_sweep
+from evaluator.evidence.bundle import read_manifest
+from evaluator.evidence.collect import INJECTION_FINDINGS
+from evaluator.evidence.screencast import MAX_BITRATE
 from evaluator.models import (
     AgentConfig,
     Candidate,
@@ -42,7 +43,6 @@ from evaluator.models import (
     ReasonCode,
 )
 from evaluator.run import make_run_spec
-from evaluator.screencast import MAX_BITRATE
 from tests.support import APPS, require_docker
 
 pytestmark = [pytest.mark.browser, pytest.mark.docker]

@@ -33,7 +33,8 @@ def test_the_worker_image_runs_ray_and_evalgrid_as_the_charts_non_root_user() ->
     _require_image()
     values = yaml.safe_load(VALUES.read_text())
     uid = values["podSecurityContext"]["runAsUser"]
-    script = ("set -e; id -u; python -c 'import ray, playwright, cluster.worker, evaluator; print(ray.__version__)'; "
+    script = ("set -e; id -u; "
+              "python -c 'import ray, playwright, cluster.scheduling.worker, evaluator; print(ray.__version__)'; "
               "evalgrid --help >/dev/null; "
               "ray start --head --num-cpus 1 --disable-usage-stats --include-dashboard false >/dev/null 2>&1; "
               "python -c 'import ray; ray.init(address=\"auto\", log_to_driver=False); "

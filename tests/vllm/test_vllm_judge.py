@@ -25,11 +25,11 @@ from typing import Any
 import pytest
 import ray
 
-from cluster.judge_pool import NAMESPACE, JudgeServerSpec, pool_health, resolve_pools, start_pool, stop_pool
-from evaluator.chat import Endpoint, ModelAccess
-from evaluator.collect import collect_evidence
-from evaluator.evidence import EvidenceBundle
-from evaluator.llm_judge import LLMJudge
+from cluster.scheduling.judge_pool import NAMESPACE, JudgeServerSpec, pool_health, resolve_pools, start_pool, stop_pool
+from evaluator.evidence.bundle import EvidenceBundle
+from evaluator.evidence.collect import collect_evidence
+from evaluator.judges.llm_judge import LLMJudge, LLMJudgeOptions
+from evaluator.llm.client import Endpoint, ModelAccess
 from evaluator.models import AgentConfig, Verdict
 from tests.support import app_artifact, app_query, with_browser
 
@@ -111,7 +111,8 @@ def test_a_judge_pool_of_real_vllm_servers_scores_real_evidence_into_a_valid_ver
         assert endpoints["judge"].urls == urls
         access = ModelAccess(endpoints=endpoints)
         # A random model writes strings up to their schema's maxLength: give it room to finish the JSON.
-        judge = LLMJudge(endpoint="judge", model="tiny-judge", images=False, source_chars=4000, max_tokens=6000)
+        judge = LLMJudge(LLMJudgeOptions(endpoint="judge", model="tiny-judge", images=False, source_chars=4000,
+                                         max_tokens=6000))
         judged = time.monotonic()
         verdict = asyncio.run(judge(EvidenceBundle(bundle), verdict_key="verdict-vllm", models=access))
         print(f"two judge calls through vLLM in {time.monotonic() - judged:.1f} s")

@@ -235,7 +235,7 @@ Call with (list $ <group values>).
 
 {{/*
 The sandbox pod settings the workers use when they create sandbox pods, as one JSON object
-(EVALGRID_K8S_SANDBOX, read by cluster/k8s_sandbox.py's PodSandboxConfig, which forbids unknown
+(EVALGRID_K8S_SANDBOX, read by cluster/sandbox/k8s_backend.py's PodSandboxConfig, which forbids unknown
 keys). The role and instance labels win over sandbox.labels: the NetworkPolicies select sandbox
 pods by them. app.kubernetes.io/name is left to the backend, which names its pods itself. The
 namespace is always explicit (the release's when sandbox.namespace is empty), so that the workers

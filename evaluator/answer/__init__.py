@@ -1,0 +1,25 @@
+"""A model's answer: asked of a model or replayed (``generate``), and turned into app files (``extract``).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from evaluator.lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from evaluator.answer.extract import ExtractedApp, NotAssessable, extract_app
+
+_WHERE = {
+    "ExtractedApp": "evaluator.answer.extract",
+    "NotAssessable": "evaluator.answer.extract",
+    "extract_app": "evaluator.answer.extract",
+}
+
+__all__ = [
+    "ExtractedApp",
+    "NotAssessable",
+    "extract_app",
+]
+
+__getattr__, __dir__ = lazy_exports(__name__, _WHERE, __all__)

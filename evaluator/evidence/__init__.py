@@ -1,0 +1,31 @@
+"""Evidence of one run, collected and committed: Static Perception, Agent-Driven Interaction, the screen
+video with its sound, and the measurements judges read.
+
+- ``collect``: one artifact's evidence, phase by phase; ``bundle``: the bundle, committed by its manifest;
+- ``perception`` and ``interaction``: the two phases; ``screencast`` and ``soundtrack``: the video;
+- ``probes``, ``design``, ``accessibility``, ``console``, ``language``, ``keyframes``: measurements.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from evaluator.lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from evaluator.evidence.bundle import EvidenceBundle, verify_bundle
+    from evaluator.evidence.collect import collect_evidence
+
+_WHERE = {
+    "collect_evidence": "evaluator.evidence.collect",
+    "EvidenceBundle": "evaluator.evidence.bundle",
+    "verify_bundle": "evaluator.evidence.bundle",
+}
+
+__all__ = [
+    "EvidenceBundle",
+    "collect_evidence",
+    "verify_bundle",
+]
+
+__getattr__, __dir__ = lazy_exports(__name__, _WHERE, __all__)
