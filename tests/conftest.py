@@ -5,11 +5,13 @@ from __future__ import annotations
 import gc
 import uuid
 from collections.abc import Iterator
+from pathlib import Path
 
 import boto3
 import pytest
 
 from tests.s3.faulty_s3 import FaultyS3, faulty_s3
+from tests.support import install_sandbox_npm_trees
 
 
 @pytest.fixture(autouse=True)
@@ -25,6 +27,12 @@ def _collect_garbage_at_teardown(request: pytest.FixtureRequest) -> Iterator[Non
     yield
     if request.node.get_closest_marker("pure") is None:
         gc.collect()
+
+
+@pytest.fixture(scope="session")
+def mirror_root() -> Path:
+    """The sandbox's npm trees installed on this host (the mirror's, its code's, the toolchain); the mirror's root."""
+    return install_sandbox_npm_trees()
 
 
 @pytest.fixture(scope="session")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import shutil
 import subprocess
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -72,3 +73,27 @@ def require_docker() -> None:
         if os.environ.get("CI"):
             pytest.fail(f"Docker is required under CI: {problem}")
         pytest.skip(problem)
+
+
+SANDBOX = ROOT / "images" / "sandbox"
+MIRROR_DIR = SANDBOX / "build" / "mirror"
+"""The packages the sandbox's CDN mirror serves, installed where images/build.sh puts them."""
+CDN_DIR = SANDBOX / "build" / "cdn"
+"""The mirror's own code's dependencies, found there by cdn/ranges.js."""
+TOOLCHAIN_DIR = SANDBOX / "build" / "toolchain"
+"""The framework build toolchain (esbuild builds esm.sh modules too)."""
+
+
+def install_sandbox_npm_trees() -> Path:
+    """The sandbox's three locked npm trees on this host (npm-tree.sh; a no-op when current); the mirror's root.
+
+    Skips when npm is missing (``make setup`` installs it); fails with npm's output when an install fails.
+    """
+    if shutil.which("npm") is None:
+        pytest.skip("npm is not installed (make setup installs it); the trees come from the npm registry")
+    for tree, out in (("mirror", MIRROR_DIR), ("cdn", CDN_DIR), ("toolchain", TOOLCHAIN_DIR)):
+        done = subprocess.run([str(SANDBOX / "npm-tree.sh"), str(SANDBOX / tree), str(out)],
+                              capture_output=True, text=True)
+        if done.returncode != 0:
+            pytest.fail(f"npm-tree.sh {tree} failed:\n{done.stdout}\n{done.stderr}")
+    return MIRROR_DIR

@@ -26,12 +26,7 @@ import pytest
 from playwright.async_api import Browser, Playwright, async_playwright
 
 from evaluator.browser.launch import LAUNCH_ARGS, chromium_executable
-
-ROOT = Path(__file__).resolve().parents[2]
-SANDBOX = ROOT / "images" / "sandbox"
-MIRROR_DIR = SANDBOX / "build" / "mirror"
-CDN_DIR = SANDBOX / "build" / "cdn"  # the mirror's own code's dependencies, found there by cdn/ranges.js
-TOOLCHAIN_DIR = SANDBOX / "build" / "toolchain"
+from tests.support import CDN_DIR, SANDBOX, TOOLCHAIN_DIR
 
 
 @dataclass(frozen=True)
@@ -46,19 +41,6 @@ class Proxy:
 
     def records(self) -> list[dict[str, Any]]:
         return [json.loads(line) for line in self.log.read_text().splitlines() if line.strip()]
-
-
-@pytest.fixture(scope="session")
-def mirror_root() -> Path:
-    if shutil.which("npm") is None:
-        pytest.skip("npm is not installed (make setup installs it); the mirror is fetched from the npm registry")
-    # the packages served, the mirror's own, and esbuild (esm.sh modules are built with it)
-    for tree, out in (("mirror", MIRROR_DIR), ("cdn", CDN_DIR), ("toolchain", TOOLCHAIN_DIR)):
-        done = subprocess.run([str(SANDBOX / "npm-tree.sh"), str(SANDBOX / tree), str(out)],
-                              capture_output=True, text=True)
-        if done.returncode != 0:
-            pytest.fail(f"npm-tree.sh {tree} failed:\n{done.stdout}\n{done.stderr}")
-    return MIRROR_DIR
 
 
 INDEXED = ["react", "react-dom", "scheduler", "vue", "lodash", "dayjs", "d3"]
