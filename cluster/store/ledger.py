@@ -259,10 +259,11 @@ class Ledger:
         with self._lock:
             return {key for (key,) in self._db.execute("SELECT run_key FROM outcomes")}
 
-    def finished_count(self) -> int:
-        """How many runs have an outcome."""
+    def last_finished(self) -> str | None:
+        """The run key of the outcome recorded last (``None`` when there is none)."""
         with self._lock:
-            return int(self._db.execute("SELECT count(*) FROM outcomes").fetchone()[0])
+            row = self._db.execute("SELECT run_key FROM outcomes ORDER BY id DESC LIMIT 1").fetchone()
+        return str(row[0]) if row else None
 
     def remaining(self, run_keys: Iterable[str]) -> Iterator[str]:
         """The keys of ``run_keys`` without an outcome, in the given order, produced lazily.

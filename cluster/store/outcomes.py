@@ -87,13 +87,14 @@ class LocalOutcomes:
     def reconcile(self) -> None:
         """Make the ledger and the log agree after a crash between the two writes, or an older run dir.
 
-        They agree when the log has a line per outcome of the ledger and its last line is whole and recorded:
-        the ledger records an outcome before the log does, and a line torn by a crash leaves the log without
-        a whole last line until this has repaired it. Only then is the whole log read (100,000 outcomes:
-        seconds), so resuming a sweep costs a scan of the log, not a parse of it.
+        They already agree when the log's last line is whole and is the outcome the ledger recorded last: the
+        ledger records each outcome before the log does, in the same order, and every other opening repairs
+        the log completely; a crash between the two writes leaves the log's last line an older outcome, and one
+        mid-append leaves it torn. Only otherwise is the whole log read (100,000 outcomes: seconds), so
+        resuming costs a scan of the log, not a parse of it.
         """
-        lines, last = self._log.summary()
-        if last is not None and lines == self._ledger.finished_count() and self._ledger.outcome(last) is not None:
+        last = self._log.last_key()
+        if last is not None and last == self._ledger.last_finished():
             return
         logged = self._log.load()
         known = self._ledger.finished_keys()

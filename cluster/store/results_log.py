@@ -39,22 +39,26 @@ class ResultsLog:
                 outcomes[outcome.run_key] = outcome
         return outcomes
 
-    def summary(self) -> tuple[int, str | None]:
-        """How many lines the log holds, and the run key of its last line: ``None`` when that line is torn (or
-        the log is empty). Reads no line but the last as JSON, so it costs a fraction of :meth:`load`."""
+    def last_key(self) -> str | None:
+        """The run key of the log's last line; ``None`` when that line is torn or the log is empty. Reads the
+        last line only."""
         if not self.path.exists():
-            return 0, None
-        lines, last = 0, b""
+            return None
         with self.path.open("rb") as handle:
-            for line in handle:
-                if line.strip():
-                    lines, last = lines + 1, line
-        if not last.endswith(b"\n"):
-            return lines, None
+            end = handle.seek(0, os.SEEK_END)
+            tail = b""
+            while end > 0 and tail.count(b"\n") < 2:
+                start = max(0, end - 65536)
+                handle.seek(start)
+                tail = handle.read(end - start) + tail
+                end = start
+        lines = tail.rstrip(b"\n").split(b"\n") if tail.endswith(b"\n") else []
+        if not lines or not lines[-1].strip():
+            return None
         try:
-            return lines, Outcome.model_validate_json(last).run_key
+            return Outcome.model_validate_json(lines[-1]).run_key
         except ValidationError:
-            return lines, None
+            return None
 
     def append(self, outcome: Outcome) -> None:
         """Record one outcome and force it to disk."""

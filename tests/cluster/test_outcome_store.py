@@ -79,6 +79,20 @@ def test_a_torn_last_line_is_counted_and_its_run_kept(tmp_path: Path) -> None:
     assert set(logged) == finished == {"run-a", "run-b", "run-c"}
 
 
+def test_a_crash_between_the_writes_after_a_repaired_torn_line_is_repaired_too(tmp_path: Path,
+                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """The log keeps a repaired torn line (an extra line) for good: agreement is not a matter of counting lines."""
+    _record(tmp_path, "run-a", "run-b", "run-c")
+    log = tmp_path / "results.jsonl"
+    whole = log.read_bytes()
+    log.write_bytes(whole[: len(whole) - 40])
+    _opened(tmp_path)  # repairs: the torn line stays, run-c's whole line follows it
+    with Ledger.for_run_dir(tmp_path) as ledger:
+        assert ledger.finish(_outcome("run-d"))  # died before the log's append
+    finished, logged, _ = _opened(tmp_path)
+    assert finished == {"run-a", "run-b", "run-c", "run-d"} and set(logged) == finished
+
+
 def test_a_log_without_its_ledger_is_adopted(tmp_path: Path) -> None:
     _record(tmp_path, "run-a", "run-b")
     (tmp_path / "ledger.sqlite").unlink()
