@@ -91,7 +91,7 @@ class LocalOutcomes:
         ledger records each outcome before the log does, in the same order, and every other opening repairs
         the log completely; a crash between the two writes leaves the log's last line an older outcome, and one
         mid-append leaves it torn. Only otherwise is the whole log read (100,000 outcomes: seconds), so
-        resuming costs a scan of the log, not a parse of it.
+        resuming reads one line of the log, not all of them.
         """
         last = self._log.last_key()
         if last is not None and last == self._ledger.last_finished():
