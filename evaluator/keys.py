@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from typing import Any
 
 from pydantic import BaseModel
@@ -41,3 +42,13 @@ def run_key(candidate: object, query: object, agent: object, judge: object, judg
     if variant is not None or sample:
         extra.append({"variant": variant, "sample": sample})
     return content_key("run", candidate, query, agent, judge, judge_version, COLLECTOR_VERSION, *extra)
+
+
+def judge_dir_name(judge: Any, version: str) -> str:
+    """A folder name for one judge's outputs (rejudged, pairwise): its name and model, and a hash of its version.
+
+    ``judge`` is a :class:`~evaluator.models.JudgeConfig` (typed loosely: this module imports no models).
+    """
+    model = str(judge.options.get("model", ""))
+    stem = re.sub(r"[^A-Za-z0-9_.-]+", "-", f"{judge.name}-{model}".strip("-"))[:60].strip("-")
+    return f"{stem}-{sha256_bytes(version.encode())[:8]}"

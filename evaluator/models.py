@@ -493,6 +493,119 @@ class Verdict(_Record):
     """Human-readable label shown wherever the verdict is shown (says ``heuristic`` when it is)."""
 
 
+
+# -------------------------------------------------------------------------- pairwise and UX
+
+
+class Preference(StrEnum):
+    """A pairwise judge's choice between the app shown first and the app shown second."""
+
+    FIRST = "first"
+    SECOND = "second"
+    TIE = "tie"
+
+
+class PairChoice(_Record):
+    """One dimension of a pairwise verdict: which app is better, why, and where to see it in each bundle."""
+
+    dimension: Dimension
+    """Functional or aesthetic."""
+    choice: Preference
+    """The app shown first, the app shown second, or neither."""
+    reason: str
+    """Why, in a sentence or two."""
+    first_evidence: list[EvidenceRef] = Field(min_length=1)
+    """Where the claim can be checked in the bundle shown first."""
+    second_evidence: list[EvidenceRef] = Field(min_length=1)
+    """Where the claim can be checked in the bundle shown second."""
+
+
+class PairwiseVerdict(_Record):
+    """A judge's comparison of two evidence bundles of one query, shown in one order."""
+
+    version: int = SCHEMA_VERSION
+    """Format version."""
+    pairwise_key: str
+    """Content key: both bundles, their order, the judge and its version."""
+    first: str
+    """Evidence key of the bundle shown first."""
+    second: str
+    """Evidence key of the bundle shown second."""
+    judge: JudgeInfo
+    """Who judged."""
+    choices: list[PairChoice] = Field(default_factory=list)
+    """At most one per dimension; a dimension is missing when its choice was dropped."""
+    dropped: list[str] = Field(default_factory=list)
+    """Choices dropped because they cited no usable evidence even after one repair request, each with why."""
+    label: str
+    """Human-readable judge label."""
+
+    def choice(self, dimension: Dimension) -> Preference | None:
+        """The choice on ``dimension``, or ``None`` when it was dropped."""
+        return next((c.choice for c in self.choices if c.dimension is dimension), None)
+
+
+class UxDimension(StrEnum):
+    """UXBench's seven dimensions of a UX report."""
+
+    GOAL_STATE_CLARITY = "goal_state_clarity"
+    NAVIGATION_SCENT = "navigation_scent"
+    ACTION_FEEDBACK = "action_feedback"
+    FLOW_EFFICIENCY = "flow_efficiency"
+    ERROR_RECOVERY = "error_recovery"
+    TRUST_TRANSPARENCY = "trust_transparency"
+    SCANABILITY_ACCESSIBILITY = "scanability_accessibility"
+
+
+UxScore = Annotated[int, Field(ge=1, le=5)]
+
+
+class UxFinding(_Record):
+    """One UX problem a report names, with its evidence and a concrete change that would fix it."""
+
+    dimension: UxDimension
+    """Which UX dimension it hurts."""
+    severity: Severity
+    """How much it hurts."""
+    description: str
+    """What is wrong, as a user meets it."""
+    evidence: list[EvidenceRef] = Field(min_length=1)
+    """Where it shows in the trace (step, video time) or the files."""
+    suggestion: str
+    """The change that would fix it, concrete enough for a developer to make."""
+
+
+class UxReport(_Record):
+    """An evidence-grounded UX report on one bundle (``ux-v1``), stored beside the verdict, not inside it."""
+
+    version: int = SCHEMA_VERSION
+    """Format version."""
+    report_key: str
+    """Content key: the evidence judged, the judge and its version."""
+    evidence_key: str
+    """The evidence judged."""
+    judge: JudgeInfo
+    """Who wrote it."""
+    scores: dict[UxDimension, UxScore]
+    """Each of the seven dimensions, 1 (broken) to 5 (exemplary)."""
+    findings: list[UxFinding] = Field(default_factory=list)
+    """The problems found, each with evidence and a suggested change."""
+    dropped: int = Field(default=0, ge=0)
+    """Findings dropped because they cited no usable evidence even after one repair request."""
+    flags: list[str] = Field(default_factory=list)
+    """Things a person should look at, e.g. ``prompt_injection`` (the app addressed the evaluator)."""
+    label: str
+    """Human-readable judge label."""
+
+    @field_validator("scores")
+    @classmethod
+    def _all_seven(cls, scores: dict[UxDimension, int]) -> dict[UxDimension, int]:
+        missing = [d.value for d in UxDimension if d not in scores]
+        if missing:
+            raise ValueError(f"a UX report scores all seven dimensions; missing: {', '.join(missing)}")
+        return scores
+
+
 # --------------------------------------------------------------------------------- outcome
 
 
@@ -556,7 +669,7 @@ class ModelUsage(_Record):
     """Model calls of one run (or summed over runs) for one role, endpoint and model."""
 
     role: str
-    """``generation``, ``agent`` or ``judge``."""
+    """``generation``, ``agent``, ``judge`` or ``repair``."""
     endpoint: str
     """The endpoint's name in the sweep file."""
     model: str

@@ -26,6 +26,7 @@ __all__ = [
     "bootstrap_mean",
     "bradley_terry",
     "bradley_terry_bootstrap",
+    "bradley_terry_wins_bootstrap",
     "kendall_tau_b",
     "paired_bootstrap_means",
     "pass_rate",
@@ -278,8 +279,29 @@ def bradley_terry_bootstrap(
     data = _matrix(outcomes, "outcomes")
     if np.isinf(data).any():
         raise ValueError("outcomes holds infinite values; use NaN for missing scores")
-    queries, k = data.shape
-    per_query = _per_query_wins(data).reshape(queries, k * k)
+    return bradley_terry_wins_bootstrap(_per_query_wins(data), samples=samples, seed=seed, confidence=confidence)
+
+
+def bradley_terry_wins_bootstrap(
+    wins: npt.ArrayLike, *, samples: int = 1000, seed: int = 0, confidence: float = 0.95
+) -> list[RatingInterval]:
+    """Bradley-Terry Elo ratings from per-query win matrices, with intervals from resampling queries.
+
+    ``wins`` has shape (queries x k x k): ``wins[q, i, j]`` is how often i beat j on query q (a tie is half
+    a win each). Pairwise votes arrive this way; :func:`bradley_terry_bootstrap` builds it from scores.
+
+    Raises:
+        ValueError: if ``wins`` is not three-dimensional with square, non-negative, finite matrices, or the
+            bootstrap parameters are out of range.
+    """
+    _check_bootstrap(samples, confidence)
+    data = np.asarray(wins, dtype=np.float64)
+    if data.ndim != 3 or data.shape[0] < 1 or data.shape[1] != data.shape[2] or data.shape[1] < 1:
+        raise ValueError(f"wins must be (queries x k x k) with at least one query; got shape {data.shape}")
+    if not np.isfinite(data).all() or (data < 0).any():
+        raise ValueError("wins must hold finite, non-negative counts")
+    queries, k, _ = data.shape
+    per_query = data.reshape(queries, k * k)
     point = _fit_elo(per_query.sum(axis=0).reshape(1, k, k), 1000, 1e-9)[0]
     index = _resample(np.random.default_rng(seed), queries, samples)
     # A replicate's win matrix is the per-query matrices weighted by how often each query was drawn.

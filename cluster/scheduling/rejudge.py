@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,7 +23,7 @@ from evaluator.clock import utc_now
 from evaluator.errors import BudgetExhaustedError, ConfigError, ModelRequestError
 from evaluator.evidence.bundle import read_manifest
 from evaluator.judges import create_judge
-from evaluator.keys import sha256_bytes
+from evaluator.keys import judge_dir_name
 from evaluator.llm.budget import Budget
 from evaluator.llm.client import Endpoint, ModelAccess, ResponseCache
 from evaluator.models import EvidenceManifest, JudgeConfig, Outcome, OutcomeReason, OutcomeStatus, ReasonCode
@@ -63,7 +62,7 @@ async def rejudge(run_dir: Path, judge: JudgeConfig, *, endpoints: dict[str, End
     """
     directory = open_run_directory(run_dir)
     if endpoints is None:
-        endpoints = _sweep_endpoints(run_dir)
+        endpoints = sweep_endpoints(run_dir)
     endpoints = await asyncio.to_thread(resolve_pools_outside_ray, endpoints)
     result = RejudgeResult(judge_version=create_judge(judge).version)
     paths = StagePaths(run_dir)
@@ -81,7 +80,7 @@ async def rejudge(run_dir: Path, judge: JudgeConfig, *, endpoints: dict[str, End
                        if o.run_key in rescored or o.status is not OutcomeStatus.JUDGED]
     result.leaderboard = build_leaderboard(directory.name, directory.candidates, result.outcomes,
                                            sample_reduce=directory.sample_reduce)
-    result.out_dir = run_dir / "rejudged" / _slug(judge, result.judge_version)
+    result.out_dir = run_dir / "rejudged" / judge_dir_name(judge, result.judge_version)
     _write_rejudged(result, judge)
     return result
 
@@ -146,15 +145,10 @@ def _write_rejudged(result: RejudgeResult, judge: JudgeConfig) -> None:
             handle.write(outcome.model_dump_json() + "\n")
 
 
-def _sweep_endpoints(run_dir: Path) -> dict[str, Endpoint]:
+def sweep_endpoints(run_dir: Path) -> dict[str, Endpoint]:
+    """The endpoints of the sweep recorded in ``run_dir`` (the default of every stage that runs on its evidence)."""
     saved = json.loads((run_dir / "sweep.json").read_text(encoding="utf-8"))
     return dict(SweepSpec.model_validate(saved["spec"]).endpoints)
-
-
-def _slug(judge: JudgeConfig, version: str) -> str:
-    model = str(judge.options.get("model", ""))
-    stem = re.sub(r"[^A-Za-z0-9_.-]+", "-", f"{judge.name}-{model}".strip("-"))[:60].strip("-")
-    return f"{stem}-{sha256_bytes(version.encode())[:8]}"
 
 
 def parse_judge(name: str, options: list[str]) -> JudgeConfig:
