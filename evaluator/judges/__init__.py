@@ -4,6 +4,10 @@ A judge reads only the bundle (never a browser), so verdicts can be re-issued on
 package holds the :class:`Judge` protocol and its registry; the judges are ``heuristic`` and ``llm_judge``,
 with ``failure_policy`` (the verdict on an app that hung, crashed or tampered) and ``injection`` (text
 that addresses the evaluator, cut out before any judge reads it).
+
+Beside the absolute verdict: ``pairwise`` (the :class:`~evaluator.judges.pairwise.PairwiseJudge` protocol,
+its registry and the heuristic pairwise judge) with ``llm_pairwise`` (two bundles, one order, one call), and
+``ux_report`` (UXBench's seven-dimension UX report, a record of its own).
 """
 
 from __future__ import annotations

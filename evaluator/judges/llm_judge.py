@@ -22,6 +22,7 @@ from __future__ import annotations
 import base64
 import functools
 import json
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from importlib import resources
 from typing import Any, Literal, TypeVar
@@ -74,7 +75,9 @@ def load_rubric() -> dict[str, Any]:
 _ANSWER_FORMAT = "cite2"
 
 
-class _Cite(BaseModel):
+class Cite(BaseModel):
+    """Where an answer points in one bundle: a step of the trace, a time in the recording or a file."""
+
     model_config = ConfigDict(extra="forbid")
 
     step: int | None = None
@@ -89,7 +92,7 @@ class _Problem(BaseModel):
     dimension: Literal["functional", "aesthetic"]
     severity: Literal["critical", "major", "minor"]
     description: str
-    cite: _Cite
+    cite: Cite
 
 
 class _StaticAudit(BaseModel):
@@ -120,12 +123,11 @@ class Citable:
     files: tuple[str, ...] = ()
 
 
-def _problems_schema(rubric: dict[str, Any], citable: Citable, most: int) -> dict[str, Any]:
-    """Up to ``most`` problems, each of a category of its dimension citing something that exists in the bundle.
+def cite_schemas(citable: Citable) -> list[dict[str, Any]]:
+    """The JSON schemas of a citation of ``citable`` (one per kind it holds; none when it holds nothing).
 
-    Both are grammar-enforced where the server supports JSON schemas, so a model cannot cite step 99
-    of a five-step trace or a file that is not there; evalgrid checks again either way. With nothing
-    to cite, no problem can be reported.
+    Grammar-enforced where the server supports JSON schemas, so a model cannot cite step 99 of a
+    five-step trace or a file that is not there; evalgrid checks again either way (:func:`cite_error`).
     """
     cites: list[dict[str, Any]] = []
     if citable.steps:
@@ -138,6 +140,26 @@ def _problems_schema(rubric: dict[str, Any], citable: Citable, most: int) -> dic
     if citable.files:
         cites.append({"type": "object", "additionalProperties": False, "required": ["file"],
                       "properties": {"file": {"type": "string", "enum": list(citable.files)}}})
+    return cites
+
+
+def cite_error(cite: Cite, steps: tuple[int, ...], video_s: float, files: Collection[str]) -> str:
+    """Why ``cite`` points at a step, time or file the bundle does not hold (``steps``, ``video_s``, ``files``),
+    or ``""`` (also when it points at nothing: the caller says what that means)."""
+    if cite.step is not None and cite.step not in steps:
+        return f"step {cite.step} does not exist (steps: 0-{len(steps) - 1})"
+    if cite.video_time_s is not None and not 0 <= cite.video_time_s <= video_s + 0.5:
+        return f"time {cite.video_time_s} s is outside the {video_s:.1f} s recording"
+    if cite.file and cite.file not in files and f"source/{cite.file}" not in files:
+        return f"file {cite.file!r} is not in the evidence"
+    return ""
+
+
+def _problems_schema(rubric: dict[str, Any], citable: Citable, most: int) -> dict[str, Any]:
+    """Up to ``most`` problems, each of a category of its dimension citing something that exists in the bundle
+    (:func:`cite_schemas`). With nothing to cite, no problem can be reported.
+    """
+    cites = cite_schemas(citable)
     if not cites:
         return {"type": "array", "maxItems": 0}
     variants = []
@@ -299,7 +321,7 @@ class _Evidence:
         self._video_s = float(result.get("video_duration_s") or 0.0)
         self._keyframes = keyframes
         self._stills = None if not images or not keyframes or not bundle.has("interaction/video.mp4") else \
-            _stills(bundle, keyframes)
+            stills(bundle, keyframes)
 
     def _clean(self, text: str, source: str) -> str:
         cleaned, found = redact(text, source)
@@ -322,10 +344,8 @@ class _Evidence:
 
     def _logs(self) -> str:
         console = self.bundle.json("console.json") if self.bundle.has("console.json") else []
-        important = [e for e in console if e.get("class") in ("uncaught", "error")][:30]
-        noise = len(console) - len(important)
-        lines = [f"[{e.get('phase')}] {e.get('class')}: {str(e.get('text'))[:300]}"
-                 + (f" (video {e['video_time_s']} s)" if e.get("video_time_s") is not None else "") for e in important]
+        lines = console_lines(console, 30)
+        noise = len(console) - len(lines)
         lines.append(f"({noise} other console entries classified as noise: warnings, fonts, favicon, blocked hosts)")
         server = self.bundle.text("server.log")[-3000:] if self.bundle.has("server.log") else ""
         return (fence("console.json", self._clean("\n".join(lines), "console"))
@@ -340,11 +360,7 @@ class _Evidence:
                 {"type": "image_url", "image_url": {"url": f"data:image/{kind};base64,{data}"}}]
 
     def _brief(self) -> str:
-        q = self.query
-        checklist = "\n".join(f"- {item}" for item in q.checklist)
-        return (f"The user's brief (language {q.language}, {q.kind.value.replace('_', ' ')}, difficulty "
-                f"{q.difficulty.value}):\n" + fence("brief", q.brief + (f"\n\nRequirements:\n{checklist}" if checklist
-                                                                        else "")))
+        return brief_text(self.query)
 
     def _categories(self) -> str:
         lines = []
@@ -367,16 +383,6 @@ class _Evidence:
         bases = "\n".join(f"- functional {b}: {m}" for b, m in rubric["functional"]["baselines"].items())
         bases += "\n" + "\n".join(f"- aesthetic {b}: {m}" for b, m in rubric["aesthetic"]["baselines"].items())
         summary = self.bundle.json("agent_summary.json") if self.bundle.has("agent_summary.json") else {}
-        trace_lines = []
-        for step in self._trace[:60]:
-            target = step.get("target") or {}
-            what = (target.get("label") or target.get("selector") or "")[:80]
-            result = step.get("result") or {}
-            trace_lines.append(
-                f"step {step['step']} at {step.get('action_start_s')} s: {step['action']['kind']} {what!r}"
-                + (f" typing {step['action'].get('text')!r}" if step["action"].get("text") else "")
-                + f" -> {result.get('status')}" + (f" ({result.get('detail')})" if result.get("detail") else "")
-                + (f"; errors: {list(result.get('errors') or [])[:2]}" if result.get("errors") else ""))
         content: list[dict[str, Any]] = [{"type": "text", "text": "\n\n".join([
             self._brief(), "The application's source code:", self._source,
             "The static audit (written before the application was used):",
@@ -384,7 +390,7 @@ class _Evidence:
             "Browser console and dev-server output:", self._logs(),
             f"The agent's actions ({len(self._trace)} steps; times are on the recording's clock, "
             f"{self._video_s:.1f} s long):",
-            fence("trace", self._clean("\n".join(trace_lines) or "(no steps)", "trace")),
+            fence("trace", self._clean("\n".join(trace_lines(self._trace[:60])) or "(no steps)", "trace")),
             "The agent's summary:", fence("agent summary", self._clean(json.dumps(summary, ensure_ascii=False,
                                                                                   indent=1), "agent summary")),
             "Baselines:\n" + bases, self._categories(),
@@ -412,13 +418,7 @@ class _Evidence:
             return f"category {problem.category!r} is not a {problem.dimension} category"
         if cite.step is None and cite.video_time_s is None and not cite.file:
             return f"problem {problem.description[:60]!r} cites no step, time or file"
-        if cite.step is not None and not any(s["step"] == cite.step for s in self._trace):
-            return f"step {cite.step} does not exist (steps: 0-{len(self._trace) - 1})"
-        if cite.video_time_s is not None and not 0 <= cite.video_time_s <= self._video_s + 0.5:
-            return f"time {cite.video_time_s} s is outside the {self._video_s:.1f} s recording"
-        if cite.file and cite.file not in self._files and f"source/{cite.file}" not in self._files:
-            return f"file {cite.file!r} is not in the evidence"
-        return ""
+        return cite_error(cite, tuple(int(s["step"]) for s in self._trace), self._video_s, self._files)
 
     def check_bases(self, findings: _Findings) -> list[str]:
         """Why the baselines cannot be used."""
@@ -432,7 +432,44 @@ class _Evidence:
         return wrong
 
 
-def _stills(bundle: EvidenceBundle, limit: int) -> list[tuple[float, str]]:
+def brief_text(query: Query) -> str:
+    """The query as a judge model is shown it: its kind, difficulty and language, and the brief with its
+    requirements, fenced (the brief is data too)."""
+    q = query
+    checklist = "\n".join(f"- {item}" for item in q.checklist)
+    return (f"The user's brief (language {q.language}, {q.kind.value.replace('_', ' ')}, difficulty "
+            f"{q.difficulty.value}):\n" + fence("brief", q.brief + (f"\n\nRequirements:\n{checklist}" if checklist
+                                                                    else "")))
+
+
+def trace_lines(trace: Iterable[dict[str, Any]]) -> list[str]:
+    """One line per step of an interaction trace: when, what was done to which control, and what came of it.
+
+    The lines hold page text (control labels, typed text, errors): redact and fence them before a model sees them.
+    """
+    lines = []
+    for step in trace:
+        target = step.get("target") or {}
+        what = (target.get("label") or target.get("selector") or "")[:80]
+        result = step.get("result") or {}
+        lines.append(
+            f"step {step['step']} at {step.get('action_start_s')} s: {step['action']['kind']} {what!r}"
+            + (f" typing {step['action'].get('text')!r}" if step["action"].get("text") else "")
+            + f" -> {result.get('status')}" + (f" ({result.get('detail')})" if result.get("detail") else "")
+            + (f"; errors: {list(result.get('errors') or [])[:2]}" if result.get("errors") else ""))
+    return lines
+
+
+def console_lines(console: list[dict[str, Any]], most: int) -> list[str]:
+    """The first ``most`` errors of a bundle's ``console.json`` (uncaught and console errors; the rest is noise),
+    one line each with its phase and, when known, its time in the recording. Page text: redact and fence them."""
+    important = [e for e in console if e.get("class") in ("uncaught", "error")][:most]
+    return [f"[{e.get('phase')}] {e.get('class')}: {str(e.get('text'))[:300]}"
+            + (f" (video {e['video_time_s']} s)" if e.get("video_time_s") is not None else "") for e in important]
+
+
+def stills(bundle: EvidenceBundle, limit: int) -> list[tuple[float, str]]:
+    """Up to ``limit`` keyframes of the bundle's recording, chosen by scene change: (time in s, base64 JPEG)."""
     return [(frame.time_s, base64.b64encode(frame.jpeg).decode())
             for frame in keyframes(bundle.root / "interaction/video.mp4", limit=limit) if frame.jpeg]
 
