@@ -1,4 +1,5 @@
-"""A model's answer: asked of a model or replayed (``generate``), and turned into app files (``extract``).
+"""A model's answer: asked of a model or replayed (``generate``), turned into app files (``extract``), and
+an app edited from a UX report by a repair model (``repair``, the repair-lift stage's repairer).
 """
 
 from __future__ import annotations
