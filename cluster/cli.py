@@ -15,7 +15,7 @@ import time
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 import yaml
 from pydantic import BaseModel, ValidationError
@@ -47,9 +47,13 @@ from cluster.k8s.submit import (
     read_cluster,
     submitter_template,
 )
+from cluster.pairwise.stage import CompareOptions, compare
+from cluster.pairwise.summary import summary_tables
 from cluster.reduce.leaderboard import build_leaderboard, leaderboard_table
 from cluster.reduce.records import Reduction, RunRow
 from cluster.reduce.reducer import RunDirectory, open_run_directory, reduce_run_dir, write_tables
+from cluster.repair.lift import LiftOptions, repair_lift
+from cluster.repair.summary import lift_table
 from cluster.report.html import write_report
 from cluster.report.show import run_panel
 from cluster.sandbox.docker_backend import collect_garbage
@@ -64,9 +68,11 @@ from cluster.sweep.inputs import InputsRef, fetch_inputs, resolve_inputs, upload
 from cluster.sweep.spec import SandboxSpec, Sweep, SweepSpec, load_sweep
 from evaluator.agents.observation import Action, AgentSummary, Observation, StepRecord
 from evaluator.agents.policies import policies
+from evaluator.answer.repair import RepairOptions
 from evaluator.atomic import write_json_atomic
 from evaluator.errors import ConfigError, EvalgridError
 from evaluator.judges import judges
+from evaluator.judges.ux_report import UxJudgeOptions
 from evaluator.llm.budget import SpendingCap
 from evaluator.llm.client import POOL_NAME, Endpoint
 from evaluator.models import (
@@ -104,6 +110,9 @@ _EPILOG = """examples:
   evalgrid report runs/demo                          static HTML report in runs/demo/report
   evalgrid show 3f2a9c                               one run (by run-key prefix) in the terminal
   evalgrid rejudge runs/demo --judge llm --option endpoint=judge --option model=qwen-72b   a new judge, no browser
+  evalgrid compare runs/demo --judge heuristic --better careful,sloppy,broken   pairwise, both orders, no browser
+  evalgrid repair-lift runs/ux --judge judge:qwen-vl --repairer coder:qwen-coder --evaluator judge:qwen-72b
+                                                    is a judge's UX report actionable? (UXBench repair lift)
   evalgrid schema Verdict                            JSON schema of one record type
 """
 
@@ -137,6 +146,8 @@ def _parser() -> argparse.ArgumentParser:
     _add_cluster(sub)
     _add_judge(sub)
     _add_rejudge(sub)
+    _add_compare(sub)
+    _add_repair_lift(sub)
     _add_readers(sub)
     _add_calibrate(sub)
     _add_doctor_and_schema(sub)
@@ -279,6 +290,59 @@ def _add_rejudge(sub: _Commands) -> None:
     rejudge_cmd.add_argument("--concurrency", type=int, default=4, help="bundles judged at once (default 4)")
     rejudge_cmd.add_argument("--budget-usd", type=float, help="stop making paid calls past this spending")
     rejudge_cmd.set_defaults(handler=_cmd_rejudge)
+
+
+def _add_compare(sub: _Commands) -> None:
+    cmd = sub.add_parser(
+        "compare", help="judge pairs of apps of each query in both orders (pairwise, on stored evidence)",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Compare candidates' apps pairwise: each pair of one query's bundles is shown to a pairwise "
+                    "judge in both orders (no browser). Prints position consistency (FA/SA/AA/CA on pairs whose "
+                    "better app is known, --better), order effects, and Bradley-Terry ratings from the pairs; "
+                    "writes RUN_DIR/pairwise/<judge>/summary.json, which `evalgrid report` shows.",
+        epilog="examples:\n  evalgrid compare runs/demo --judge heuristic --better careful,sloppy,broken\n"
+               "  evalgrid compare runs/demo --judge llm --option endpoint=judge --option model=qwen-vl \\\n"
+               "      --pairs adjacent\n"
+               "  evalgrid compare runs/demo --judge heuristic --human votes.csv   (columns: query,a,b,winner)")
+    cmd.add_argument("run_dir", type=Path)
+    cmd.add_argument("--judge", default="heuristic", help="pairwise judge: heuristic (no model) or llm")
+    cmd.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
+                     help="a judge option (repeatable): endpoint, model, images_per_side, tie_margin ...")
+    cmd.add_argument("--candidates", help="comma-separated candidates to compare (default: all)")
+    cmd.add_argument("--pairs", default="all", help="all, adjacent (neighbours in the absolute ranking) or sample:N")
+    cmd.add_argument("--better", default="", metavar="BEST,NEXT,...",
+                     help="candidates in known order of quality, best first: enables FA/SA/AA/CA")
+    cmd.add_argument("--human", type=Path, metavar="VOTES.csv", help="human pairwise votes to compare the judge with")
+    cmd.add_argument("--endpoints", type=Path, help="YAML mapping of endpoint name to settings (default: the sweep's)")
+    cmd.add_argument("--concurrency", type=int, default=4, help="comparisons at once (default 4)")
+    cmd.add_argument("--budget-usd", type=float, help="stop making paid calls past this spending")
+    cmd.add_argument("--seed", type=int, default=0, help="seed of --pairs sample:N")
+    cmd.set_defaults(handler=_cmd_compare)
+
+
+def _add_repair_lift(sub: _Commands) -> None:
+    cmd = sub.add_parser(
+        "repair-lift", help="measure how actionable a judge's UX reports are (UXBench repair lift)",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="For each judged run: the judge writes a UX report (seven dimensions, findings with evidence "
+                    "and a suggested change); a fixed repairer edits the app from it; the repaired app runs the full "
+                    "regime again; a fixed evaluator scores both. Prints the lift (repaired minus original) per "
+                    "dimension with bootstrap intervals over fixtures; writes RUN_DIR/repair-lift/<judge>/lift.json. "
+                    "Models are ENDPOINT:MODEL, the endpoint a name under the sweep's endpoints (or --endpoints).",
+        epilog="example:\n  evalgrid run fixtures/ux/sweep.yaml\n"
+               "  evalgrid repair-lift runs/ux --candidates flawed --judge judge:qwen-vl \\\n"
+               "      --repairer coder:qwen-coder --evaluator judge:qwen-72b --judge-option keyframes=4")
+    cmd.add_argument("run_dir", type=Path)
+    for role, text in (("judge", "the judge being measured (writes the reports)"),
+                       ("repairer", "the fixed repair model"), ("evaluator", "the fixed UX evaluator")):
+        cmd.add_argument(f"--{role}", required=True, metavar="ENDPOINT:MODEL", help=text)
+        cmd.add_argument(f"--{role}-option", action="append", default=[], metavar="KEY=VALUE",
+                         help=f"an option of the {role} (repeatable), e.g. images=false, max_tokens=4000")
+    cmd.add_argument("--candidates", help="comma-separated candidates whose apps are repaired (default: all)")
+    cmd.add_argument("--endpoints", type=Path, help="YAML mapping of endpoint name to settings (default: the sweep's)")
+    cmd.add_argument("--concurrency", type=int, default=2, help="model calls at once (default 2)")
+    cmd.add_argument("--budget-usd", type=float, help="stop making paid calls past this spending")
+    cmd.set_defaults(handler=_cmd_repair_lift)
 
 
 def _add_readers(sub: _Commands) -> None:
@@ -439,6 +503,8 @@ def _report_run(result: SweepResult, sweep: Sweep, run_dir: Path, where: str, co
                       "those runs were redone")
     assert result.leaderboard is not None  # run_sweep writes it
     _stdout().print(leaderboard_table(result.leaderboard))
+    for table in summary_tables(result.pairwise) if result.pairwise else []:
+        _stdout().print(table)
     rate = result.executed / result.seconds if result.seconds else 0.0
     console.print(f"{result.executed} runs executed, {result.skipped} skipped, in {result.seconds:.1f} s "
                   f"({rate * 60:.1f} runs/min). Results: {where}/results.jsonl", highlight=False)
@@ -645,16 +711,7 @@ def _cmd_judge_stop(args: argparse.Namespace, console: Console) -> int:
 
 def _cmd_rejudge(args: argparse.Namespace, console: Console) -> int:
     judge = parse_judge(args.judge, args.option)
-    endpoints = None
-    if args.endpoints is not None:
-        raw = _yaml_file(args.endpoints)
-        try:
-            endpoints = {str(name): Endpoint.model_validate(value) for name, value in raw.items()}
-        except (ValidationError, AttributeError) as exc:
-            raise ConfigError(f"{args.endpoints} is not a mapping of endpoint name to settings: {exc}") from exc
-    if args.concurrency < 1:
-        raise ConfigError("--concurrency must be at least 1")
-    budget = SpendingCap(args.budget_usd) if args.budget_usd is not None else None
+    endpoints, budget = _model_settings(args)
     progress = Progress(TextColumn("rejudging"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                         console=console)
     task = progress.add_task("rejudge", total=None)
@@ -672,6 +729,86 @@ def _cmd_rejudge(args: argparse.Namespace, console: Console) -> int:
     for fallback in result.fell_back[:5]:
         console.print(f"  fallback: {escape(fallback[:300])}", highlight=False)
     return 3 if result.deferred else 0
+
+
+def _model_settings(args: argparse.Namespace) -> tuple[dict[str, Endpoint] | None, SpendingCap | None]:
+    """``--endpoints`` (None: the sweep's), ``--budget-usd`` and a checked ``--concurrency``."""
+    endpoints = None
+    if args.endpoints is not None:
+        raw = _yaml_file(args.endpoints)
+        try:
+            endpoints = {str(name): Endpoint.model_validate(value) for name, value in raw.items()}
+        except (ValidationError, AttributeError) as exc:
+            raise ConfigError(f"{args.endpoints} is not a mapping of endpoint name to settings: {exc}") from exc
+    if args.concurrency < 1:
+        raise ConfigError("--concurrency must be at least 1")
+    return endpoints, SpendingCap(args.budget_usd) if args.budget_usd is not None else None
+
+
+def _cmd_compare(args: argparse.Namespace, console: Console) -> int:
+    judge = parse_judge(args.judge, args.option)
+    endpoints, budget = _model_settings(args)
+    options = CompareOptions(candidates=_names(args.candidates), pairs=args.pairs, known_order=_names(args.better),
+                             human_votes=args.human, seed=args.seed, concurrency=args.concurrency)
+    progress = Progress(TextColumn("comparing"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                        console=console)
+    task = progress.add_task("compare", total=None)
+    with progress:
+        result = asyncio.run(compare(args.run_dir, judge, options, endpoints=endpoints, budget=budget,
+                                     on_progress=lambda done, total: progress.update(task, completed=done,
+                                                                                     total=total)))
+    summary = result.summary
+    for table in summary_tables(summary):
+        _stdout().print(table)
+    if summary.human is not None:
+        h = summary.human
+        agreement = "—" if h.agreement is None else f"{100 * h.agreement:.0f}%"
+        console.print(f"human votes: {h.votes} read, {h.matched} on pairs the judge compared; judge–human "
+                      f"agreement {agreement}", highlight=False)
+    skipped = ", ".join(f"{reason} {n}" for reason, n in sorted(summary.skipped.items())) or "none"
+    console.print(f"{summary.pairs} pairs compared in both orders ({summary.selection}); skipped: {skipped}; "
+                  f"{summary.dropped_choices} choices dropped for want of evidence; {len(summary.failed)} comparisons "
+                  f"failed. Written to {result.out_dir}", highlight=False)
+    for failure in summary.failed[:5]:
+        console.print(f"  failed: {escape(failure[:300])}", highlight=False)
+    return 3 if summary.skipped.get("budget") else 0
+
+
+def _cmd_repair_lift(args: argparse.Namespace, console: Console) -> int:
+    endpoints, budget = _model_settings(args)
+    options = LiftOptions(judge=_model_options(UxJudgeOptions, "judge", args.judge, args.judge_option),
+                          repairer=_model_options(RepairOptions, "repairer", args.repairer, args.repairer_option),
+                          evaluator=_model_options(UxJudgeOptions, "evaluator", args.evaluator, args.evaluator_option),
+                          candidates=_names(args.candidates), concurrency=args.concurrency)
+    result = asyncio.run(repair_lift(args.run_dir, options, endpoints=endpoints, budget=budget,
+                                     on_progress=lambda line: console.print(f"  {escape(line)}", highlight=False)))
+    _stdout().print(lift_table(result.summary))
+    skipped = ", ".join(f"{reason} {n}" for reason, n in sorted(result.summary.skipped.items())) or "none"
+    console.print(f"{result.summary.fixtures} fixtures repaired and scored; left out: {skipped}; "
+                  f"{result.summary.dropped_findings} findings dropped for want of evidence. "
+                  f"Written to {result.out_dir}", highlight=False)
+    return 3 if result.summary.skipped.get("deferred") else 0
+
+
+_OptionsT = TypeVar("_OptionsT", UxJudgeOptions, RepairOptions)
+
+
+def _model_options(kind: type[_OptionsT], role: str, target: str, options: list[str]) -> _OptionsT:
+    """``ENDPOINT:MODEL`` and ``key=value`` options as a plugin's options (a ConfigError naming ``--role``)."""
+    endpoint, sep, model = target.partition(":")
+    if not sep or not endpoint or not model:
+        raise ConfigError(f"--{role} {target!r}: give ENDPOINT:MODEL, the endpoint a name under the sweep's "
+                          "endpoints (or --endpoints)")
+    parsed = parse_judge(role, options).options
+    try:
+        return kind.model_validate({"endpoint": endpoint, "model": model, **parsed})
+    except ValidationError as exc:
+        wrong = "; ".join(f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors())
+        raise ConfigError(f"--{role}-option: {wrong}") from None
+
+
+def _names(text: str | None) -> list[str]:
+    return [name.strip() for name in (text or "").split(",") if name.strip()]
 
 
 def _yaml_file(path: Path) -> dict[str, object]:

@@ -18,6 +18,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, Protocol
 
+from cluster.pairwise.stage import CompareOptions, compare
+from cluster.pairwise.summary import PairwiseSummary
 from cluster.reduce.leaderboard import Leaderboard, build_leaderboard, leaderboard_markdown
 from cluster.sandbox.container import SandboxLimits
 from cluster.sandbox.docker_backend import collect_garbage
@@ -71,6 +73,8 @@ class SweepResult:
     """The sweep's model spending so far (earlier invocations included), when it has a budget."""
     leaderboard: Leaderboard | None = None
     """The leaderboard of every outcome so far, also written to ``leaderboard.json`` and ``leaderboard.md``."""
+    pairwise: PairwiseSummary | None = None
+    """The compare stage's summary, when the sweep has ``pairwise:`` (see :mod:`cluster.pairwise`)."""
 
 
 class Scheduler(Protocol):
@@ -236,11 +240,20 @@ async def run_sweep(sweep: Sweep, run_dir: Path, *, grid: GridOptions = GridOpti
         (run_dir / "leaderboard.md").write_text(leaderboard_markdown(board), encoding="utf-8")
         await recorded.publish(RESULTS_FILE, "leaderboard.json", "leaderboard.md", "deferred.json")
         torn_lines = recorded.torn_lines
+    pairwise = await _compare(sweep, run_dir, cap) if sweep.spec.pairwise is not None else None
     return SweepResult(outcomes=outcomes, skipped=skipped, executed=recorder.executed,
                        seconds=time.monotonic() - started, torn_lines=torn_lines, redone=len(redone & outcomes.keys()),
                        refused_duplicates=recorder.refused, removed_containers=removed,
                        deferred=[o.run_key for o in recorder.deferred], spent_usd=cap.spent_usd if cap else None,
-                       leaderboard=board)
+                       leaderboard=board, pairwise=pairwise)
+
+
+async def _compare(sweep: Sweep, run_dir: Path, cap: SpendingCap | None) -> PairwiseSummary:
+    """The sweep's ``pairwise:`` stage on the evidence now stored (a resumed sweep pays only for new pairs)."""
+    spec = sweep.spec.pairwise
+    assert spec is not None  # only called for a sweep that compares
+    options = CompareOptions(candidates=spec.candidates, pairs=spec.pairs, known_order=spec.known_order)
+    return (await compare(run_dir, spec.judge, options, endpoints=dict(sweep.spec.endpoints), budget=cap)).summary
 
 
 async def _resume(sweep: Sweep, run_dir: Path, recorded: OutcomeStore

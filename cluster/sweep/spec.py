@@ -10,6 +10,7 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from cluster.pairwise.pairs import check_selection
 from evaluator.agents.policies import policies
 from evaluator.answer.generate import VARIANTS
 from evaluator.errors import ConfigError
@@ -37,6 +38,28 @@ class SandboxSpec(BaseModel):
     """CPU limit of a sandbox."""
     pids: int = Field(default=256, ge=32, le=65536)
     """Process limit of a sandbox (stops fork bombs)."""
+
+
+class PairwiseSpec(BaseModel):
+    """The compare stage a sweep runs at its end (``pairwise:``); see ``evalgrid compare --help``."""
+
+    model_config = ConfigDict(extra="forbid")
+    judge: JudgeConfig = JudgeConfig()
+    """The pairwise judge (``heuristic``: no model; ``llm``: with ``endpoint`` and ``model`` options)."""
+    pairs: str = "all"
+    """``all``, ``adjacent`` (neighbours in each query's absolute ranking) or ``sample:N``."""
+    candidates: list[str] = Field(default_factory=list)
+    """Candidates to compare (default: all)."""
+    known_order: list[str] = Field(default_factory=list)
+    """Candidates in known order of quality, best first: gives FA/SA/AA/CA."""
+
+    @field_validator("pairs")
+    @classmethod
+    def _selection(cls, pairs: str) -> str:
+        try:
+            return check_selection(pairs)
+        except ConfigError as exc:
+            raise ValueError(str(exc)) from None
 
 
 class SweepSpec(BaseModel):
@@ -82,6 +105,8 @@ class SweepSpec(BaseModel):
     """Attempts per run when the infrastructure fails (the app's own failures are never retried)."""
     sandbox: SandboxSpec = SandboxSpec()
     """Where the apps run."""
+    pairwise: PairwiseSpec | None = None
+    """Compare candidates pairwise at the end of the sweep, on the stored evidence (both orders)."""
 
     @field_validator("candidates")
     @classmethod
@@ -113,6 +138,15 @@ class SweepSpec(BaseModel):
         if missing:
             known = ", ".join(sorted(self.endpoints)) or "none"
             raise ValueError(f"{'; '.join(missing)}, which is not under `endpoints:` (known: {known})")
+        if self.pairwise is not None:
+            ids = {c.id for c in self.candidates}
+            unknown = sorted({*self.pairwise.candidates, *self.pairwise.known_order} - ids)
+            if unknown:
+                raise ValueError(f"pairwise names {', '.join(unknown)}, which are not candidates of this sweep")
+            if "endpoint" in self.pairwise.judge.options and self.pairwise.judge.options["endpoint"] not in \
+                    self.endpoints:
+                raise ValueError(f"the pairwise judge names endpoint {self.pairwise.judge.options['endpoint']!r}, "
+                                 "which is not under `endpoints:`")
         live = any(c.provider != "replay" for c in self.candidates)
         if (self.variants or self.samples > 1) and not live:
             raise ValueError("variants and samples need a live candidate (provider: openai); replayed answers "
@@ -234,6 +268,10 @@ def _check_plugins(spec: SweepSpec, path: Path) -> None:
     checks: list[tuple[str, Registry[Any], str, dict[str, str | int | float | bool]]] = [
         (f"judges[{i}]", judges, j.name, j.options) for i, j in enumerate(spec.judge_panel)]
     checks.append(("agent", policies, spec.agent.policy, spec.agent.options))
+    if spec.pairwise is not None:
+        from evaluator.judges.pairwise import pairwise_judges  # only a sweep that compares pays for the import
+
+        checks.append(("pairwise.judge", pairwise_judges, spec.pairwise.judge.name, spec.pairwise.judge.options))
     for where, registry, name, options in checks:
         try:
             registry.check(name, options)

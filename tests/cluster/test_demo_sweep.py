@@ -31,3 +31,13 @@ def test_demo_leaderboard_ranks_careful_over_sloppy_over_broken(tmp_path: Path) 
     assert careful.aesthetic is not None and sloppy.aesthetic is not None and broken.aesthetic is not None
     assert careful.aesthetic > sloppy.aesthetic > broken.aesthetic
     assert broken.non_assessable >= 4  # its no-code answers are classified, not crashed on
+    # The sweep's `pairwise:` stage: every pair in both orders by the heuristic judge's pairwise mode.
+    pairwise = result.pairwise
+    assert pairwise is not None and not pairwise.failed
+    assert pairwise.pairs + sum(pairwise.skipped.values()) == 99 and pairwise.skipped.get("non_assessable", 0) >= 8
+    overall = pairwise.dimension("overall")
+    assert [r.candidate_id for r in overall.ratings] == ["careful", "sloppy", "broken"]
+    assert overall.known is not None and overall.known.ca is not None and overall.known.ca > 0.5
+    assert overall.known.ca == overall.known.aa  # scores do not depend on the order shown: no position bias
+    assert overall.kendall_tau == 1.0
+    assert list((tmp_path / "demo" / "pairwise").glob("heuristic-*-all/summary.json"))

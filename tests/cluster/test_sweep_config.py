@@ -404,3 +404,21 @@ def test_fast_planning_gives_the_same_keys_as_make_run_spec() -> None:
         again = make_run_spec(candidate=spec.candidate, query=spec.query, agent=spec.agent, judge=spec.judge,
                               judge_version=version, answers_dir=Path(spec.answers_dir))
         assert again == spec
+
+
+def test_a_pairwise_stage_keeps_every_run_key_and_a_wrong_one_is_refused_with_why(tmp_path: Path) -> None:
+    demo = (Path(__file__).resolve().parents[2] / "fixtures" / "sweeps" / "demo.yaml").read_text(encoding="utf-8")
+    without = demo.split("\npairwise:")[0].replace("../", str(Path(__file__).resolve().parents[2] / "fixtures") + "/")
+    (tmp_path / "plain.yaml").write_text(without, encoding="utf-8")
+    (tmp_path / "paired.yaml").write_text(
+        without + "\npairwise: {judge: {name: heuristic}, pairs: adjacent, known_order: [careful, broken]}\n",
+        encoding="utf-8")
+    plain, paired = load_sweep(tmp_path / "plain.yaml"), load_sweep(tmp_path / "paired.yaml")
+    assert plain.spec.pairwise is None and paired.spec.pairwise is not None
+    assert [r.run_key for r in plain.plan()] == [r.run_key for r in paired.plan()]
+    for wrong, message in (("pairs: some", "all, adjacent or sample:N"), ("known_order: [nobody]", "nobody"),
+                           ("judge: {name: llm, options: {endpoint: nowhere, model: m}}", "nowhere"),
+                           ("judge: {name: heuristik}", "Did you mean 'heuristic'")):
+        (tmp_path / "wrong.yaml").write_text(without + f"\npairwise: {{{wrong}}}\n", encoding="utf-8")
+        with pytest.raises(ConfigError, match=message):
+            load_sweep(tmp_path / "wrong.yaml")

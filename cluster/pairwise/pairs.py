@@ -1,0 +1,112 @@
+"""Which pairs of apps the compare stage puts before a pairwise judge.
+
+Pairs are of one query: two candidates' apps built for the same brief. ``all`` is every pair of the
+candidates named; ``adjacent`` only neighbours in the absolute ranking of that query (k-1 pairs instead
+of k(k-1)/2: the comparisons that can still change an order); ``sample:N`` N pairs drawn from ``all``
+with a seed. A side with no usable bundle (not judged, an infrastructure error, a non-assessable answer,
+a bundle missing on this machine) cannot be compared: the pair is skipped and counted by reason.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from itertools import combinations
+
+from evaluator.errors import ConfigError
+from evaluator.models import Outcome, OutcomeStatus
+
+_SAMPLE = re.compile(r"^sample:(\d+)$")
+
+
+@dataclass(frozen=True)
+class Pair:
+    """Two candidates' runs of one query, both with a committed bundle."""
+
+    query_id: str
+    a: Outcome
+    b: Outcome
+
+
+@dataclass
+class Selection:
+    """The pairs chosen, and what was left out."""
+
+    how: str
+    pairs: list[Pair] = field(default_factory=list)
+    skipped: dict[str, int] = field(default_factory=dict)
+    """Pairs (``all``, ``sample:N``) or candidates (``adjacent``) left out, by reason."""
+
+
+def check_selection(how: str) -> str:
+    """``how`` when it is ``all``, ``adjacent`` or ``sample:N`` (N ≥ 1); a ConfigError saying so otherwise."""
+    match = _SAMPLE.match(how)
+    if how in ("all", "adjacent") or (match and int(match.group(1)) >= 1):
+        return how
+    raise ConfigError(f"pairs {how!r}: use all, adjacent or sample:N (N pairs drawn at random, N ≥ 1)")
+
+
+def select_pairs(outcomes: Sequence[Outcome], candidates: Sequence[str], how: str, *, seed: int = 0,
+                 has_bundle: Callable[[Outcome], bool] = lambda o: True) -> Selection:
+    """The pairs ``how`` chooses among ``candidates``' runs in ``outcomes`` (sample 0 of each cell).
+
+    ``has_bundle`` says whether a judged run's evidence is on this machine.
+    """
+    check_selection(how)
+    cells = _cells(outcomes, set(candidates))
+    selection = Selection(how)
+    for query_id in sorted({query for query, _ in cells}):
+        usable, missing = _usable(cells, query_id, candidates, has_bundle)
+        if how == "adjacent":
+            for reason in missing.values():
+                _count(selection, reason)
+            ranked = sorted(usable, key=lambda o: (-_overall(o), candidates.index(o.candidate_id)))
+            selection.pairs += [Pair(query_id, x, y) for x, y in zip(ranked, ranked[1:], strict=False)]
+            continue
+        by_id = {o.candidate_id: o for o in usable}
+        for a, b in combinations(candidates, 2):
+            gone = missing.get(a) or missing.get(b)
+            if gone is not None:
+                _count(selection, gone)
+            else:
+                selection.pairs.append(Pair(query_id, by_id[a], by_id[b]))
+    match = _SAMPLE.match(how)
+    if match and int(match.group(1)) < len(selection.pairs):
+        selection.pairs = sorted(random.Random(seed).sample(selection.pairs, int(match.group(1))),
+                                 key=lambda p: (p.query_id, p.a.candidate_id, p.b.candidate_id))
+    return selection
+
+
+def _cells(outcomes: Sequence[Outcome], wanted: set[str]) -> dict[tuple[str, str], Outcome]:
+    """One run per (query, candidate): the lowest sample of the first variant, so a pair compares like with like."""
+    cells: dict[tuple[str, str], Outcome] = {}
+    for outcome in sorted(outcomes, key=lambda o: (o.variant or "", o.sample)):
+        if outcome.candidate_id in wanted:
+            cells.setdefault((outcome.query_id, outcome.candidate_id), outcome)
+    return cells
+
+
+def _usable(cells: dict[tuple[str, str], Outcome], query_id: str, candidates: Sequence[str],
+            has_bundle: Callable[[Outcome], bool]) -> tuple[list[Outcome], dict[str, str]]:
+    usable, missing = [], {}
+    for candidate in candidates:
+        outcome = cells.get((query_id, candidate))
+        if outcome is None:
+            missing[candidate] = "no run"
+        elif outcome.status is not OutcomeStatus.JUDGED or outcome.evidence_key is None:
+            missing[candidate] = outcome.status.value
+        elif not has_bundle(outcome):
+            missing[candidate] = "bundle missing"
+        else:
+            usable.append(outcome)
+    return usable, missing
+
+
+def _overall(outcome: Outcome) -> float:
+    return ((outcome.functional or 0.0) + (outcome.aesthetic or 0.0)) / 2
+
+
+def _count(selection: Selection, reason: str) -> None:
+    selection.skipped[reason] = selection.skipped.get(reason, 0) + 1

@@ -1,0 +1,203 @@
+"""The compare stage: pairs of stored bundles judged in both orders, with no browser (like ``rejudge``).
+
+It runs after the absolute verdicts, from ``evalgrid compare RUN_DIR`` or at the end of a sweep with
+``pairwise:``. Each ordered comparison is content-addressed (both bundles, their order, the judge and
+its version) and stored under ``pairwise/verdicts/``, so a second run pays nothing and a new judge pays
+only its own calls. The summary of one judge goes to ``pairwise/<judge>/summary.json`` beside
+``comparisons.jsonl`` (which verdicts it read); the sweep's outcomes and keys are never touched.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from statistics import fmean
+
+from cluster.pairwise.pairs import Pair, Selection, check_selection, select_pairs
+from cluster.pairwise.summary import (
+    PAIRWISE_DIR,
+    SUMMARY_FILE,
+    Comparison,
+    PairwiseSummary,
+    human_comparison,
+    known_order,
+    summarise_dimensions,
+)
+from cluster.pairwise.votes import read_votes
+from cluster.reduce.reducer import open_run_directory
+from cluster.scheduling.judge_pool import resolve_pools_outside_ray
+from cluster.scheduling.rejudge import sweep_endpoints
+from evaluator.atomic import write_json_atomic
+from evaluator.errors import BudgetExhaustedError, ConfigError, JudgeOutputError, ModelRequestError
+from evaluator.evidence.bundle import EvidenceBundle, read_manifest
+from evaluator.judges.pairwise import PairwiseJudge, create_pairwise_judge, pairwise_key
+from evaluator.keys import judge_dir_name
+from evaluator.llm.budget import Budget
+from evaluator.llm.client import Endpoint, ModelAccess, ResponseCache
+from evaluator.models import JudgeConfig, Outcome, PairwiseVerdict
+from evaluator.run import StagePaths
+
+
+@dataclass(frozen=True)
+class CompareOptions:
+    """What to compare and what is known about it."""
+
+    candidates: Sequence[str] = ()
+    """Candidates to compare (default: all of the sweep's)."""
+    pairs: str = "all"
+    """``all``, ``adjacent`` or ``sample:N`` (see :mod:`cluster.pairwise.pairs`)."""
+    known_order: Sequence[str] = ()
+    """Candidates in known order of quality, best first (e.g. the demo's careful, sloppy, broken)."""
+    human_votes: Path | None = None
+    """Arena-style votes to set beside the judge's (``query,a,b,winner`` CSV)."""
+    seed: int = 0
+    """Seed of ``sample:N``."""
+    concurrency: int = 4
+    """Comparisons in flight at once."""
+
+
+@dataclass
+class CompareResult:
+    """What a compare did: its summary and where it was written."""
+
+    summary: PairwiseSummary
+    out_dir: Path
+    comparisons: list[Comparison] = field(default_factory=list)
+
+
+async def compare(run_dir: Path, judge: JudgeConfig, options: CompareOptions = CompareOptions(), *,
+                  endpoints: dict[str, Endpoint] | None = None, budget: Budget | None = None,
+                  on_progress: Callable[[int, int], None] | None = None) -> CompareResult:
+    """Judge the selected pairs of ``run_dir`` in both orders with ``judge`` and summarise them.
+
+    Raises :class:`ConfigError` when ``run_dir`` is not a run directory, a candidate is unknown, the
+    selection or the votes file is wrong, or the judge cannot be built.
+    """
+    directory = open_run_directory(run_dir)
+    candidates = _candidates(options, directory.candidates)
+    check_selection(options.pairs)
+    votes = read_votes(options.human_votes, candidates) if options.human_votes else None
+    pairwise_judge = create_pairwise_judge(judge)
+    paths = StagePaths(run_dir)
+    selection = select_pairs(directory.outcomes, candidates, options.pairs, seed=options.seed,
+                             has_bundle=lambda o: o.evidence_key is not None
+                             and read_manifest(paths.evidence(o.evidence_key)) is not None)
+    if endpoints is None:
+        endpoints = sweep_endpoints(run_dir)
+    endpoints = await asyncio.to_thread(resolve_pools_outside_ray, endpoints)
+    models = ModelAccess(endpoints=endpoints, budget=budget, cache=ResponseCache(run_dir / "cache" / "chat"))
+    asker = _Asker(pairwise_judge, judge, paths, models, max(1, options.concurrency))
+    asker.progress = (lambda done: on_progress(done, 2 * len(selection.pairs))) if on_progress else None
+    results = await asyncio.gather(*(asker.both_orders(pair) for pair in selection.pairs))
+    comparisons = [c for c in results if c is not None]
+    summary = _summary(directory.name, judge, pairwise_judge, candidates, options, selection, comparisons, asker)
+    if votes is not None:
+        summary.human = human_comparison(votes, comparisons, candidates)
+    # One summary per judge and selection: a sweep's `all` is not overwritten by a later `adjacent`.
+    name = f"{judge_dir_name(judge, pairwise_judge.version)}-{selection.how.replace(':', '')}"
+    out_dir = run_dir / PAIRWISE_DIR / name
+    _write(out_dir, summary, comparisons)
+    return CompareResult(summary, out_dir, comparisons)
+
+
+def _candidates(options: CompareOptions, known: list[str]) -> list[str]:
+    chosen = list(options.candidates) or known
+    unknown = [c for c in [*chosen, *options.known_order] if c not in known]
+    if unknown:
+        raise ConfigError(f"not a candidate of this sweep: {', '.join(unknown)} (candidates: {', '.join(known)})")
+    if len(chosen) < 2:
+        raise ConfigError("compare needs at least two candidates")
+    return chosen
+
+
+class _Asker:
+    """Ordered comparisons, stored under their keys, ``slots`` at once; failures and deferrals counted."""
+
+    def __init__(self, judge: PairwiseJudge, config: JudgeConfig, paths: StagePaths, models: ModelAccess,
+                 slots: int) -> None:
+        self.judge, self.config, self.paths, self.models = judge, config, paths, models
+        self.slots = asyncio.Semaphore(slots)
+        self.failed: list[str] = []
+        self.deferred = 0
+        self.dropped = 0
+        self.done = 0
+        self.progress: Callable[[int], None] | None = None
+
+    async def both_orders(self, pair: Pair) -> Comparison | None:
+        """``pair`` judged with ``a`` first and with ``b`` first; ``None`` when either order could not be."""
+        ab, ba = await asyncio.gather(self.ordered(pair.a, pair.b), self.ordered(pair.b, pair.a))
+        if ab is None or ba is None:
+            return None
+        self.dropped += len(ab.dropped) + len(ba.dropped)
+        return Comparison(pair.query_id, pair.a.candidate_id, pair.b.candidate_id, ab, ba)
+
+    async def ordered(self, first: Outcome, second: Outcome) -> PairwiseVerdict | None:
+        """The stored or new verdict on ``first`` shown before ``second``."""
+        assert first.evidence_key is not None and second.evidence_key is not None  # pairs hold bundles only
+        key = pairwise_key(first.evidence_key, second.evidence_key, self.config, self.judge.version)
+        path = self.paths.root / PAIRWISE_DIR / "verdicts" / f"{key}.json"
+        if path.exists():
+            self._tick()
+            return PairwiseVerdict.model_validate_json(path.read_bytes())
+        async with self.slots:
+            try:
+                # A bundle the app cut short (hang, crash) is compared as it is: the evidence up to the failure
+                # is what a user would have met.
+                verdict = await self.judge.compare(
+                    EvidenceBundle(self.paths.evidence(first.evidence_key), allow_incomplete=True),
+                    EvidenceBundle(self.paths.evidence(second.evidence_key), allow_incomplete=True),
+                    pairwise_key=key, models=self.models.for_run())
+            except BudgetExhaustedError:
+                self.deferred += 1
+                return None
+            except (JudgeOutputError, ModelRequestError) as exc:
+                self.failed.append(f"{first.query_id}: {first.candidate_id} first, {second.candidate_id} second: "
+                                   f"{str(exc)[:300]}")
+                return None
+            finally:
+                self._tick()
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_json_atomic(path, verdict)
+        return verdict
+
+    def _tick(self) -> None:
+        self.done += 1
+        if self.progress:
+            self.progress(self.done)
+
+
+def _summary(sweep: str, config: JudgeConfig, judge: PairwiseJudge, candidates: list[str], options: CompareOptions,
+             selection: Selection, comparisons: list[Comparison], asker: _Asker) -> PairwiseSummary:
+    absolute = _absolute_means(selection.pairs)
+    skipped = dict(selection.skipped)
+    if asker.deferred:
+        skipped["budget"] = asker.deferred
+    labels = {c.ab.label for c in comparisons}
+    return PairwiseSummary(
+        sweep=sweep, judge=", ".join(sorted(labels)) or config.name, judge_version=judge.version,
+        selection=selection.how, candidates=candidates, known_order=list(options.known_order),
+        pairs=len(comparisons), skipped=skipped, dropped_choices=asker.dropped, failed=asker.failed,
+        tau_note=(f"Kendall τ between the pairwise ratings and the absolute mean overall scores of the same runs, "
+                  f"on the {selection.how} selection ({len(comparisons)} pairs)"),
+        dimensions=summarise_dimensions(comparisons, candidates, known_order(options.known_order), absolute))
+
+
+def _absolute_means(pairs: Sequence[Pair]) -> dict[str, float]:
+    """Each candidate's mean absolute overall score over the runs that were paired."""
+    runs = {o.run_key: o for pair in pairs for o in (pair.a, pair.b)}
+    by_candidate: dict[str, list[float]] = {}
+    for outcome in runs.values():
+        overall = ((outcome.functional or 0.0) + (outcome.aesthetic or 0.0)) / 2
+        by_candidate.setdefault(outcome.candidate_id, []).append(overall)
+    return {c: fmean(v) for c, v in by_candidate.items()}
+
+
+def _write(out_dir: Path, summary: PairwiseSummary, comparisons: list[Comparison]) -> None:
+    out_dir.mkdir(parents=True, exist_ok=True)
+    write_json_atomic(out_dir / SUMMARY_FILE, summary)
+    lines = [json.dumps({"query": c.query_id, "a": c.a, "b": c.b, "ab": c.ab.pairwise_key,
+                         "ba": c.ba.pairwise_key}) for c in comparisons]
+    (out_dir / "comparisons.jsonl").write_text("".join(f"{line}\n" for line in lines), encoding="utf-8")
