@@ -28,9 +28,21 @@ from urllib.parse import quote
 from pydantic import TypeAdapter, ValidationError
 
 from cluster.calibration.match import CalibrationMatch, find_calibration
-from cluster.reduce.records import Agreement, CandidateSummary, Interval, Pairwise, Reduction, RunRow, SliceCell
+from cluster.pairwise.summary import DimensionSummary, HumanComparison, PairwiseSummary, read_summaries
+from cluster.reduce.records import (
+    Agreement,
+    CandidateSummary,
+    Interval,
+    Pairwise,
+    Rating,
+    Reduction,
+    RunRow,
+    SliceCell,
+)
+from cluster.repair.summary import LIFT_DIMENSIONS, DimensionLift, FixtureLift, RepairLiftSummary, read_lifts
+from cluster.repair.summary import Interval as LiftInterval
 from evaluator.agents.observation import StepRecord
-from evaluator.models import EvidenceManifest, EvidenceRef, FailureAttribution, Verdict
+from evaluator.models import EvidenceManifest, EvidenceRef, FailureAttribution, UxDimension, Verdict
 
 ASSET_FILES = ("style.css", "run.js")
 """Static assets copied to ``<out_dir>/assets``."""
@@ -40,6 +52,11 @@ SLICE_ORDER = ("domain", "difficulty", "language_group", "kind", "leaf")
 """Slice dimensions in the order the heatmaps are shown (others follow alphabetically)."""
 ERROR_CLASSES = ("uncaught", "error")
 """Console entry classes shown on run pages (the rest is noise)."""
+COMPARE_COMMAND = "evalgrid compare RUN_DIR --judge heuristic"
+"""What the report tells a user to run when a run directory has no pairwise judging."""
+LIFT_COMMAND = ("evalgrid repair-lift RUN_DIR --judge ENDPOINT:MODEL --repairer ENDPOINT:MODEL "
+                "--evaluator ENDPOINT:MODEL")
+"""What the report tells a user to run when a run directory has no repair lift."""
 
 _VALUE_ORDER = {
     "difficulty": ("easy", "medium", "hard"),
@@ -56,6 +73,7 @@ _PALETTE = ("#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#
             "#9c755f", "#bab0ac")
 _STEPS = TypeAdapter(list[StepRecord])
 _TEXT_LIMIT = 2000
+_UX_DIMENSIONS = frozenset(d.value for d in UxDimension)
 
 
 # ------------------------------------------------------------------------------------ entry point
@@ -64,7 +82,8 @@ _TEXT_LIMIT = 2000
 def write_report(run_dir: Path, reduction: Reduction, runs: list[RunRow], out_dir: Path) -> Path:
     """Write the report of ``run_dir`` into ``out_dir`` and return the path of its ``index.html``.
 
-    ``reduction`` and ``runs`` are the reducer's output; evidence and verdicts are read from
+    ``reduction`` and ``runs`` are the reducer's output; evidence, verdicts, pairwise summaries
+    (``pairwise/<judge>/summary.json``) and repair lifts (``repair-lift/<judge>/lift.json``) are read from
     ``run_dir``. Pages are ``index.html`` and ``runs/<run_key>.html``; assets go to ``assets/``.
     """
     run_dir = run_dir.resolve()
@@ -79,7 +98,8 @@ def write_report(run_dir: Path, reduction: Reduction, runs: list[RunRow], out_di
         page = out_dir / "runs" / run_page_name(row.run_key)
         _write(page, _run_page(run_dir, row, page.parent))
     index = out_dir / "index.html"
-    _write(index, _index_page(reduction, ordered, find_calibration(run_dir)))
+    _write(index, _index_page(reduction, ordered, find_calibration(run_dir), read_summaries(run_dir),
+                              read_lifts(run_dir)))
     return index
 
 
@@ -191,7 +211,8 @@ def _table(table_id: str, caption: str, head: Sequence[str], rows: Iterable[str]
 # -------------------------------------------------------------------------------------- index page
 
 
-def _index_page(reduction: Reduction, runs: Sequence[RunRow], calibration: CalibrationMatch) -> str:
+def _index_page(reduction: Reduction, runs: Sequence[RunRow], calibration: CalibrationMatch,
+                pairwise: Sequence[PairwiseSummary] = (), lifts: Sequence[RepairLiftSummary] = ()) -> str:
     cands = reduction.candidates
     body = _template("index-body.html").substitute(
         sweep=_e(reduction.sweep),
@@ -207,6 +228,8 @@ def _index_page(reduction: Reduction, runs: Sequence[RunRow], calibration: Calib
         pairwise=_pairwise_table(reduction),
         ratings=_ratings_table(reduction),
         judges=_judges_section(reduction),
+        pairwise_judging=_pairwise_judging_section(pairwise, reduction.ratings),
+        repair_lift=_repair_lift_section(lifts),
         runs=_runs_table(runs),
     )
     return _page(f"evalgrid report — {reduction.sweep}", "assets", body)
@@ -466,19 +489,21 @@ def _plot_failures(cands: Sequence[CandidateSummary]) -> str:
     return "".join(parts)
 
 
-def _pairwise_table(reduction: Reduction) -> str:
+def _both_ways(items: Iterable[Pairwise]) -> dict[tuple[str, str], Pairwise]:
+    """Head-to-head records keyed both ways: ``(a, b)`` as given and ``(b, a)`` mirrored."""
     pairs: dict[tuple[str, str], Pairwise] = {}
-    for p in reduction.pairwise:
+    for p in items:
         pairs[(p.a, p.b)] = p
-    for p in reduction.pairwise:
+    for p in list(pairs.values()):
         if (p.b, p.a) not in pairs:
             n = p.wins + p.losses + p.ties
             pairs[(p.b, p.a)] = Pairwise(a=p.b, b=p.a, wins=p.losses, losses=p.wins, ties=p.ties,
                                          win_rate=(1.0 - p.win_rate) if n else 0.0)
-    if not pairs:
-        return '<p class="empty" id="pairwise-empty">No pair of candidates was scored on the same query.</p>'
-    names = [c.candidate_id for c in reduction.candidates]
-    names += sorted({a for a, _ in pairs} - set(names))
+    return pairs
+
+
+def _matrix_rows(names: Sequence[str], pairs: dict[tuple[str, str], Pairwise], unit: str) -> list[str]:
+    """Rows of a row-vs-column win-rate grid; ``unit`` names what was counted (queries, votes)."""
     rows = []
     for a in names:
         cells = [f'<th scope="row">{_e(a)}</th>']
@@ -490,13 +515,22 @@ def _pairwise_table(reduction: Reduction) -> str:
             n = pair.wins + pair.losses + pair.ties
             cls = "win" if pair.win_rate > 0.55 else "loss" if pair.win_rate < 0.45 else "even"
             cells.append(f'<td class="num {cls}" title="{_e(a)} vs {_e(b)}: {pair.wins} wins, {pair.losses} '
-                         f'losses, {pair.ties} ties over {n} queries">{100 * pair.win_rate:.0f}%'
+                         f'losses, {pair.ties} ties over {n} {_e(unit)}">{100 * pair.win_rate:.0f}%'
                          f'<span class="wlt">{pair.wins}–{pair.losses}–{pair.ties}</span></td>')
         rows.append(f"<tr>{''.join(cells)}</tr>")
+    return rows
+
+
+def _pairwise_table(reduction: Reduction) -> str:
+    pairs = _both_ways(reduction.pairwise)
+    if not pairs:
+        return '<p class="empty" id="pairwise-empty">No pair of candidates was scored on the same query.</p>'
+    names = [c.candidate_id for c in reduction.candidates]
+    names += sorted({a for a, _ in pairs} - set(names))
     head = ["row vs column"] + [_e(n) for n in names]
     caption = "Win rate of the row candidate over the column candidate on the queries both were scored on " \
               "(wins + ties/2); wins–losses–ties below."
-    return _table("pairwise", _e(caption), head, rows, "")
+    return _table("pairwise", _e(caption), head, _matrix_rows(names, pairs, "queries"), "")
 
 
 def _ratings_table(reduction: Reduction) -> str:
@@ -545,6 +579,282 @@ def _runs_table(runs: Sequence[RunRow]) -> str:
             "overall", "reason"]
     return _table("runs", "Every run; the query links to the run's page with its evidence.", head, rows,
                   "No run has an outcome yet.")
+
+
+# -------------------------------------------------------------------- pairwise judging, repair lift
+
+
+def _class_table(cls: str, caption: str, head: Sequence[str], rows: Iterable[str]) -> str:
+    """A table known by its class, as a page shows one per judge; ``caption`` and ``head`` are HTML."""
+    ths = "".join(f'<th scope="col">{h}</th>' for h in head)
+    thead = f"<thead><tr>{ths}</tr></thead>" if head else ""
+    return (f'<div class="table-wrap"><table class="{_e(cls)}"><caption>{caption}</caption>'
+            f"{thead}<tbody>{''.join(rows)}</tbody></table></div>")
+
+
+def _empty_with_command(element_id: str, what: str, command: str) -> str:
+    return (f'<p class="empty" id="{_e(element_id)}">{_e(what)} Make it with <code class="command">{_e(command)}'
+            "</code>.</p>")
+
+
+def _elo(rating: Rating | None) -> str:
+    if rating is None:
+        return '<span class="na">—</span>'
+    return f'{rating.elo:.0f} <span class="bounds">[{rating.low:.0f}, {rating.high:.0f}]</span>'
+
+
+def _summary_dimension(summary: PairwiseSummary, name: str) -> DimensionSummary | None:
+    return next((d for d in summary.dimensions if d.dimension == name), None)
+
+
+def _pairwise_judging_section(summaries: Sequence[PairwiseSummary], absolute: Sequence[Rating]) -> str:
+    """One block per pairwise judge (``pairwise/<judge>/summary.json``), or the command that makes one."""
+    if not summaries:
+        return _empty_with_command("pairwise-judging-empty", "No pairwise judging in this run directory.",
+                                   COMPARE_COMMAND)
+    return "".join(_pairwise_judge(s, absolute) for s in summaries)
+
+
+def _pairwise_judge(summary: PairwiseSummary, absolute: Sequence[Rating]) -> str:
+    overall = _summary_dimension(summary, "overall")
+    known = " › ".join(summary.known_order)
+    meta = (f"selection <code>{_e(summary.selection)}</code> · {summary.pairs} pairs, each judged in both orders · "
+            f"{len(summary.candidates)} candidates · known order (best first): "
+            f"{_e(known) if known else 'none'} · judge version <code>{_e(summary.judge_version)}</code>")
+    cls = " heuristic" if _is_heuristic(summary.judge) else ""
+    ratings = _pairwise_ratings(overall.ratings if overall else [], absolute, summary.human)
+    matrix = _judge_matrix(overall.head_to_head if overall else [], summary.candidates, "pairwise-matrix", "pairs")
+    parts = [f'<h3 class="pairwise-judge-label{cls}">{_e(summary.judge)}</h3>',
+             f'<p class="hint pairwise-meta">{meta}</p>',
+             _side_by_side(("Position consistency", _position_table(summary.dimensions)),
+                           ("Order effects", _order_table(summary.dimensions))),
+             _side_by_side(("Bradley–Terry ratings, pairwise beside absolute", ratings),
+                           ("Human votes", _human_votes(summary.human))),
+             _tau_line(summary),
+             _side_by_side(("Head to head (overall)", matrix),
+                           ("Head to head, human votes", _human_matrix(summary.human, summary.candidates))),
+             _pairwise_counts(summary)]
+    return f'<div class="pairwise-judge" data-judge="{_e(summary.judge)}">{"".join(parts)}</div>'
+
+
+def _side_by_side(*blocks: tuple[str, str]) -> str:
+    """Titled blocks in a row that wraps on a narrow screen; a block with no content is left out."""
+    shown = "".join(f"<div><h4>{_e(title)}</h4>{content}</div>" for title, content in blocks if content)
+    return f'<div class="side-by-side">{shown}</div>'
+
+
+def _ordered_dimensions(dimensions: Sequence[DimensionSummary]) -> list[DimensionSummary]:
+    order = {"functional": 0, "aesthetic": 1, "overall": 2}
+    return sorted(dimensions, key=lambda d: order.get(d.dimension, 3))
+
+
+def _position_table(dimensions: Sequence[DimensionSummary]) -> str:
+    if all(d.known is None for d in dimensions):
+        return ('<p class="empty position-none">There are no pairs with a known better app, so position '
+                "consistency (FA, SA, AA, CA) is not measured; the order effects below need no known order.</p>")
+    rows = []
+    for d in _ordered_dimensions(dimensions):
+        k = d.known
+        head = f'<tr data-dimension="{_e(d.dimension)}"><th scope="row">{_e(d.dimension)}</th>'
+        if k is None:
+            rows.append(f'{head}<td class="na" colspan="5">no pairs with a known better app</td></tr>')
+            continue
+        cells = "".join(f'<td class="num {name}">{_percent(v)}</td>'
+                        for name, v in (("fa", k.fa), ("sa", k.sa), ("aa", k.aa), ("ca", k.ca)))
+        rows.append(f'{head}<td class="num pairs">{k.pairs}</td>{cells}</tr>')
+    caption = ("On pairs whose better app is known, each judged in both orders: FA is the accuracy with the better "
+               "app shown first, SA with it shown second, AA their mean, CA the better app chosen in both orders "
+               "(a tie or a dropped choice is not correct). CA by chance: 25 %.")
+    return _class_table("position-consistency", _e(caption), ["dimension", "pairs", "FA", "SA", "AA", "CA"], rows)
+
+
+def _order_table(dimensions: Sequence[DimensionSummary]) -> str:
+    rows = [f'<tr data-dimension="{_e(d.dimension)}"><th scope="row">{_e(d.dimension)}</th>'
+            f'<td class="num pairs">{d.unknown.pairs}</td>'
+            f'<td class="num consistency">{_percent(d.unknown.consistency)}</td>'
+            f'<td class="num first-position">{_percent(d.unknown.first_position)}</td></tr>'
+            for d in _ordered_dimensions(dimensions)]
+    caption = ("On pairs with no known better app: consistency is how often both orders chose the same app (or "
+               "both tied); first position is the share of decided verdicts that chose the app shown first "
+               "(50% is unbiased).")
+    return _class_table("order-effects", _e(caption), ["dimension", "pairs", "consistency", "first position"], rows)
+
+
+def _pairwise_ratings(judged: Sequence[Rating], absolute: Sequence[Rating], human: HumanComparison | None) -> str:
+    """The judge's pairwise Bradley-Terry ratings beside the leaderboard's (and the human votes')."""
+    mine = {r.candidate_id: r for r in judged}
+    theirs = {r.candidate_id: r for r in absolute}
+    people = {r.candidate_id: r for r in human.ratings} if human is not None else {}
+    names = list(dict.fromkeys([*mine, *theirs, *people]))
+    if not names:
+        return '<p class="empty pairwise-ratings-none">No rating: fewer than two candidates were compared.</p>'
+    rows = []
+    for name in names:
+        extra = f'<td class="num human-elo">{_elo(people.get(name))}</td>' if human is not None else ""
+        rows.append(f'<tr data-candidate="{_e(name)}"><th scope="row">{_e(name)}</th>'
+                    f'<td class="num pairwise-elo">{_elo(mine.get(name))}</td>'
+                    f'<td class="num absolute-elo">{_elo(theirs.get(name))}</td>{extra}</tr>')
+    head = ["candidate", "pairwise Elo [95% interval]", "absolute Elo [95% interval]"]
+    if human is not None:
+        head.append("human votes Elo [95% interval]")
+    caption = ("Bradley–Terry ratings on the Elo scale (mean 1000), overall: from this judge's pairs (an "
+               "order-inconsistent pair counts as a tie), and from the absolute scores of the leaderboard.")
+    return _class_table("pairwise-ratings", _e(caption), head, rows)
+
+
+def _human_votes(human: HumanComparison | None) -> str:
+    if human is None:
+        return ""
+    rows = [("votes read", str(human.votes)),
+            ("votes on a pair this judge compared in both orders", str(human.matched)),
+            ("agreement: the judge's overall choice equals the human's", _percent(human.agreement))]
+    body = [f'<tr><th scope="row">{_e(name)}</th><td class="num">{value}</td></tr>' for name, value in rows]
+    return _class_table("human-votes", "Imported human votes (Arena-style) beside this judge.", [], body)
+
+
+def _judge_matrix(head_to_head: Sequence[Pairwise], candidates: Sequence[str], cls: str, unit: str) -> str:
+    pairs = _both_ways(head_to_head)
+    if not pairs:
+        return f'<p class="empty {_e(cls)}-none">No pair of candidates was compared.</p>'
+    met = {a for a, _ in pairs}
+    names = [c for c in candidates if c in met] + sorted(met - set(candidates))
+    caption = (f"Win rate of the row candidate over the column candidate over the {unit} compared (wins + ties/2; "
+               "an order-inconsistent pair is a tie); wins–losses–ties below.")
+    head = ["row vs column"] + [_e(n) for n in names]
+    return _class_table(cls, _e(caption), head, _matrix_rows(names, pairs, unit))
+
+
+def _human_matrix(human: HumanComparison | None, candidates: Sequence[str]) -> str:
+    if human is None or not human.head_to_head:
+        return ""
+    return _judge_matrix(human.head_to_head, candidates, "human-matrix", "votes")
+
+
+def _tau_line(summary: PairwiseSummary) -> str:
+    taus = " · ".join(f'{_e(d.dimension)} <strong class="tau-{_e(d.dimension)}">{_num(d.kendall_tau)}</strong>'
+                      for d in _ordered_dimensions(summary.dimensions))
+    return (f'<p class="kendall-tau">Kendall τ of the pairwise ratings against the absolute ranking: {taus} '
+            f'<span class="hint">({_e(summary.tau_note)})</span></p>')
+
+
+def _pairwise_counts(summary: PairwiseSummary) -> str:
+    skipped = ", ".join(f"{_e(reason)}: {n}" for reason, n in sorted(summary.skipped.items())) or "none"
+    failed = ""
+    if summary.failed:
+        items = "".join(f"<li>{_e(_shorten(f, 300))}</li>" for f in summary.failed[:50])
+        more = f"<li>… and {len(summary.failed) - 50} more</li>" if len(summary.failed) > 50 else ""
+        failed = f"<details><summary>why</summary><ul>{items}{more}</ul></details>"
+    return (f'<ul class="pairwise-counts"><li class="skipped">pairs skipped: {skipped}</li>'
+            f'<li class="dropped">choices dropped for want of evidence: {summary.dropped_choices}</li>'
+            f'<li class="failed">comparisons failed: {len(summary.failed)}{failed}</li></ul>')
+
+
+def _signed(value: float, digits: int = 2) -> str:
+    """``+0.75``, ``−0.25`` or ``±0.00``: the sign is in the text, not only in the colour."""
+    if round(value, digits) == 0:
+        return f"±{0:.{digits}f}"
+    return f"{'+' if value > 0 else '−'}{abs(value):.{digits}f}"
+
+
+def _lift_class(value: float, digits: int = 2) -> str:
+    return "neutral" if round(value, digits) == 0 else "positive" if value > 0 else "negative"
+
+
+def _dimension_label(dimension: str) -> str:
+    return dimension.replace("_", " ")
+
+
+def _repair_lift_section(lifts: Sequence[RepairLiftSummary]) -> str:
+    """One block per measured judge (``repair-lift/<judge>/lift.json``), or the command that makes one."""
+    if not lifts:
+        return _empty_with_command("repair-lift-empty", "No repair lift measured in this run directory.",
+                                   LIFT_COMMAND)
+    return _lift_comparison(lifts) + "".join(_repair_lift(s) for s in lifts)
+
+
+def _ux_mean_lift(summary: RepairLiftSummary) -> float | None:
+    """The mean of the lifts on the UX dimensions (not functional and aesthetic)."""
+    ux = [d.lift.mean for d in summary.dimensions if d.dimension in _UX_DIMENSIONS]
+    return sum(ux) / len(ux) if ux else None
+
+
+def _lift_comparison(lifts: Sequence[RepairLiftSummary]) -> str:
+    scored = sorted(((m, s.judge) for s in lifts if (m := _ux_mean_lift(s)) is not None), key=lambda t: -t[0])
+    if len(scored) < 2:
+        return ""
+    (best, judge), rest = scored[0], scored[1:]
+    others = ", ".join(f"{_e(j)} ({_signed(m)})" for m, j in rest)
+    verdict = (f"Largest mean lift on the UX dimensions: <strong>{_e(judge)}</strong> ({_signed(best)})"
+               if round(best, 2) > round(rest[0][0], 2) else
+               f"No single largest mean lift on the UX dimensions: {_e(judge)} ({_signed(best)}) ties")
+    return (f'<p class="lift-comparison" id="lift-comparison">{verdict}; then {others}. Each is the mean of the '
+            "judge's lifts over the UX dimensions, with the same repairer and evaluator.</p>")
+
+
+def _repair_lift(summary: RepairLiftSummary) -> str:
+    skipped = ", ".join(f"{_e(reason)}: {n}" for reason, n in sorted(summary.skipped.items())) or "none"
+    facts = [("repairer", _e(summary.repairer)), ("evaluator (UX dimensions)", _e(summary.evaluator)),
+             ("absolute judge (functional, aesthetic)", _e(summary.absolute_judge)),
+             ("fixtures repaired", str(summary.fixtures)),
+             ("findings dropped for want of evidence", str(summary.dropped_findings)),
+             ("fixtures skipped", skipped), ("judge version", f"<code>{_e(summary.judge_version)}</code>")]
+    meta = "".join(f"<dt>{_e(k)}</dt><dd>{v}</dd>" for k, v in facts)
+    cls = " heuristic" if _is_heuristic(summary.judge) else ""
+    return (f'<div class="repair-lift" data-judge="{_e(summary.judge)}">'
+            f'<h3 class="repair-lift-label{cls}">{_e(summary.judge)}</h3><dl class="meta">{meta}</dl>'
+            f"{_lift_dimensions(summary.dimensions)}{_lift_fixtures(summary.per_fixture)}</div>")
+
+
+def _mean_cell(iv: LiftInterval) -> str:
+    return f'<td class="num">{iv.mean:.2f} <span class="bounds">[{iv.low:.2f}, {iv.high:.2f}]</span></td>'
+
+
+def _lift_dimensions(dimensions: Sequence[DimensionLift]) -> str:
+    if not dimensions:
+        return '<p class="empty lift-dimensions-none">No fixture was scored both before and after repair.</p>'
+    rows = []
+    for d in dimensions:
+        kind = "ux" if d.dimension in _UX_DIMENSIONS else "score"
+        lift = d.lift
+        rows.append(f'<tr data-dimension="{_e(d.dimension)}" class="{kind}"><th scope="row">'
+                    f'{_e(_dimension_label(d.dimension))}</th><td class="num">{_e(d.scale)}</td>'
+                    f'<td class="num">{d.fixtures}</td>{_mean_cell(d.original)}{_mean_cell(d.repaired)}'
+                    f'<td class="num lift {_lift_class(lift.mean)}">{_signed(lift.mean)} <span class="bounds">'
+                    f"[{_signed(lift.low)}, {_signed(lift.high)}]</span></td></tr>")
+    caption = ("Mean scores of the original and the repaired apps and the lift (repaired minus original, paired "
+               "per fixture), with 95% bootstrap intervals over fixtures. UX dimensions are on 1–5, functional "
+               "and aesthetic on 0–8.")
+    head = ["dimension", "scale", "fixtures", "original", "repaired", "lift"]
+    return _class_table("lift-dimensions", _e(caption), head, rows)
+
+
+def _abbreviation(dimension: str) -> str:
+    words = dimension.split("_")
+    return "".join(w[0] for w in words).upper() if len(words) > 1 else dimension[:4]
+
+
+def _fixture_lift(lift: dict[str, float]) -> str:
+    order = [d for d in LIFT_DIMENSIONS if d in lift] + sorted(set(lift) - set(LIFT_DIMENSIONS))
+    items = "".join(f'<span class="lift-item"><abbr title="{_e(_dimension_label(d))}">{_e(_abbreviation(d))}</abbr> '
+                    f'<span class="lift {_lift_class(lift[d], 1)}">{_signed(lift[d], 1)}</span></span>' for d in order)
+    return f'<div class="lift-list">{items}</div>'
+
+
+def _lift_fixtures(fixtures: Sequence[FixtureLift]) -> str:
+    if not fixtures:
+        return '<p class="empty lift-fixtures-none">No fixture.</p>'
+    rows = []
+    for f in fixtures:
+        if f.lift is not None:
+            cell = _fixture_lift(f.lift)
+        else:
+            cell = f'<span class="detail">{_e(_shorten(f.detail or f.status.replace("_", " "), 300))}</span>'
+        rows.append(f'<tr data-query="{_e(f.query_id)}" data-status="{_e(f.status)}"><th scope="row">'
+                    f"{_e(f.query_id)}</th><td>{_e(f.candidate)}</td><td>{_status_badge(f.status)}</td>"
+                    f'<td class="num">{f.findings}</td><td class="fixture-lift">{cell}</td></tr>')
+    legend = ", ".join(f"{_abbreviation(d)} {_dimension_label(d)}" for d in LIFT_DIMENSIONS)
+    caption = f"Per fixture: the lift per dimension, or why there is no repaired score. {legend}."
+    return _class_table("lift-fixtures", _e(caption), ["query", "candidate", "status", "findings", "lift"], rows)
 
 
 # ---------------------------------------------------------------------------------------- run page
