@@ -309,7 +309,9 @@ def _add_compare(sub: _Commands) -> None:
     cmd.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
                      help="a judge option (repeatable): endpoint, model, images_per_side, tie_margin ...")
     cmd.add_argument("--candidates", help="comma-separated candidates to compare (default: all)")
-    cmd.add_argument("--pairs", default="all", help="all, adjacent (neighbours in the absolute ranking) or sample:N")
+    cmd.add_argument("--pairs", default="all",
+                     help="all, adjacent (neighbours in the absolute ranking), sample:N, or twins (a run directory of "
+                          "`evalgrid calibrate`: each mutation twin against its original, the original known better)")
     cmd.add_argument("--better", default="", metavar="BEST,NEXT,...",
                      help="candidates in known order of quality, best first: enables FA/SA/AA/CA")
     cmd.add_argument("--human", type=Path, metavar="VOTES.csv", help="human pairwise votes to compare the judge with")

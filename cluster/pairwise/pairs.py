@@ -3,8 +3,10 @@
 Pairs are of one query: two candidates' apps built for the same brief. ``all`` is every pair of the
 candidates named; ``adjacent`` only neighbours in the absolute ranking of that query (k-1 pairs instead
 of k(k-1)/2: the comparisons that can still change an order); ``sample:N`` N pairs drawn from ``all``
-with a seed. A side with no usable bundle (not judged, an infrastructure error, a non-assessable answer,
-a bundle missing on this machine) cannot be compared: the pair is skipped and counted by reason.
+with a seed. ``twins`` is for a run directory made by ``evalgrid calibrate``: each mutation twin against
+its working original (sides labelled ``original`` and ``twin``, the original known to be better). A side
+with no usable bundle (not judged, an infrastructure error, a non-assessable answer, a bundle missing on
+this machine) cannot be compared: the pair is skipped and counted by reason.
 """
 
 from __future__ import annotations
@@ -21,13 +23,23 @@ from evaluator.models import Outcome, OutcomeStatus
 _SAMPLE = re.compile(r"^sample:(\d+)$")
 
 
+TWIN_LABELS = ("original", "twin")
+"""The sides of a ``twins`` pair, better first."""
+
+
 @dataclass(frozen=True)
 class Pair:
-    """Two candidates' runs of one query, both with a committed bundle."""
+    """Two runs of one brief, both with a committed bundle; sides are named by candidate unless labelled."""
 
     query_id: str
     a: Outcome
     b: Outcome
+    labels: tuple[str, str] | None = None
+
+    @property
+    def sides(self) -> tuple[str, str]:
+        """The names the two sides are counted under (their candidates, or the labels)."""
+        return self.labels or (self.a.candidate_id, self.b.candidate_id)
 
 
 @dataclass
@@ -43,9 +55,10 @@ class Selection:
 def check_selection(how: str) -> str:
     """``how`` when it is ``all``, ``adjacent`` or ``sample:N`` (N ≥ 1); a ConfigError saying so otherwise."""
     match = _SAMPLE.match(how)
-    if how in ("all", "adjacent") or (match and int(match.group(1)) >= 1):
+    if how in ("all", "adjacent", "twins") or (match and int(match.group(1)) >= 1):
         return how
-    raise ConfigError(f"pairs {how!r}: use all, adjacent or sample:N (N pairs drawn at random, N ≥ 1)")
+    raise ConfigError(f"pairs {how!r}: use all, adjacent, sample:N (N pairs drawn at random, N ≥ 1) or twins "
+                      "(a calibration run directory)")
 
 
 def select_pairs(outcomes: Sequence[Outcome], candidates: Sequence[str], how: str, *, seed: int = 0,
@@ -55,6 +68,8 @@ def select_pairs(outcomes: Sequence[Outcome], candidates: Sequence[str], how: st
     ``has_bundle`` says whether a judged run's evidence is on this machine.
     """
     check_selection(how)
+    if how == "twins":
+        return _twins(outcomes, has_bundle)
     cells = _cells(outcomes, set(candidates))
     selection = Selection(how)
     for query_id in sorted({query for query, _ in cells}):
@@ -79,6 +94,39 @@ def select_pairs(outcomes: Sequence[Outcome], candidates: Sequence[str], how: st
     return selection
 
 
+def _twins(outcomes: Sequence[Outcome], has_bundle: Callable[[Outcome], bool]) -> Selection:
+    """Each twin of a calibration run directory (queries ``<app>.<version>.<hash>``) against its original."""
+    selection = Selection("twins")
+    by_app: dict[str, dict[str, Outcome]] = {}
+    for outcome in outcomes:
+        parts = outcome.query_id.split(".")
+        if len(parts) != 3:
+            raise ConfigError(f"query {outcome.query_id!r} is not a calibration twin's (<app>.<version>.<hash>): "
+                              "--pairs twins is for a run directory made by `evalgrid calibrate`")
+        by_app.setdefault(parts[0], {})[parts[1]] = outcome
+    for app, versions in sorted(by_app.items()):
+        original = versions.get(TWIN_LABELS[0])
+        for name, twin in sorted(versions.items()):
+            if name == TWIN_LABELS[0]:
+                continue
+            gone = next((why for o in (original, twin) if (why := _unusable(o, has_bundle))), None)
+            if gone is not None:
+                _count(selection, gone)
+            else:
+                assert original is not None  # _unusable says "no run" for a missing original
+                selection.pairs.append(Pair(f"{app}.{name}", original, twin, TWIN_LABELS))
+    return selection
+
+
+def _unusable(outcome: Outcome | None, has_bundle: Callable[[Outcome], bool]) -> str | None:
+    """Why a run cannot be one side of a pair, or ``None``."""
+    if outcome is None:
+        return "no run"
+    if outcome.status is not OutcomeStatus.JUDGED or outcome.evidence_key is None:
+        return outcome.status.value
+    return "bundle missing" if not has_bundle(outcome) else None
+
+
 def _cells(outcomes: Sequence[Outcome], wanted: set[str]) -> dict[tuple[str, str], Outcome]:
     """One run per (query, candidate): the lowest sample of the first variant, so a pair compares like with like."""
     cells: dict[tuple[str, str], Outcome] = {}
@@ -93,13 +141,10 @@ def _usable(cells: dict[tuple[str, str], Outcome], query_id: str, candidates: Se
     usable, missing = [], {}
     for candidate in candidates:
         outcome = cells.get((query_id, candidate))
-        if outcome is None:
-            missing[candidate] = "no run"
-        elif outcome.status is not OutcomeStatus.JUDGED or outcome.evidence_key is None:
-            missing[candidate] = outcome.status.value
-        elif not has_bundle(outcome):
-            missing[candidate] = "bundle missing"
-        else:
+        why = _unusable(outcome, has_bundle)
+        if why is not None:
+            missing[candidate] = why
+        elif outcome is not None:
             usable.append(outcome)
     return usable, missing
 

@@ -10,13 +10,14 @@ only its own calls. The summary of one judge goes to ``pairwise/<judge>/summary.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from statistics import fmean
 
-from cluster.pairwise.pairs import Pair, Selection, check_selection, select_pairs
+from cluster.pairwise.pairs import TWIN_LABELS, Pair, Selection, check_selection, select_pairs
 from cluster.pairwise.summary import (
     PAIRWISE_DIR,
     SUMMARY_FILE,
@@ -77,8 +78,11 @@ async def compare(run_dir: Path, judge: JudgeConfig, options: CompareOptions = C
     selection or the votes file is wrong, or the judge cannot be built.
     """
     directory = open_run_directory(run_dir)
-    candidates = _candidates(options, directory.candidates)
     check_selection(options.pairs)
+    twins = options.pairs == "twins"
+    if twins:
+        options = dataclasses.replace(options, known_order=TWIN_LABELS)
+    candidates = list(TWIN_LABELS) if twins else _candidates(options, directory.candidates)
     votes = read_votes(options.human_votes, candidates) if options.human_votes else None
     pairwise_judge = create_pairwise_judge(judge)
     paths = StagePaths(run_dir)
@@ -132,7 +136,7 @@ class _Asker:
         if ab is None or ba is None:
             return None
         self.dropped += len(ab.dropped) + len(ba.dropped)
-        return Comparison(pair.query_id, pair.a.candidate_id, pair.b.candidate_id, ab, ba)
+        return Comparison(pair.query_id, *pair.sides, ab, ba)
 
     async def ordered(self, first: Outcome, second: Outcome) -> PairwiseVerdict | None:
         """The stored or new verdict on ``first`` shown before ``second``."""
@@ -186,13 +190,12 @@ def _summary(sweep: str, config: JudgeConfig, judge: PairwiseJudge, candidates: 
 
 
 def _absolute_means(pairs: Sequence[Pair]) -> dict[str, float]:
-    """Each candidate's mean absolute overall score over the runs that were paired."""
-    runs = {o.run_key: o for pair in pairs for o in (pair.a, pair.b)}
-    by_candidate: dict[str, list[float]] = {}
-    for outcome in runs.values():
-        overall = ((outcome.functional or 0.0) + (outcome.aesthetic or 0.0)) / 2
-        by_candidate.setdefault(outcome.candidate_id, []).append(overall)
-    return {c: fmean(v) for c, v in by_candidate.items()}
+    """Each side's mean absolute overall score over the runs that were paired."""
+    runs = {(side, o.run_key): o for pair in pairs for side, o in zip(pair.sides, (pair.a, pair.b), strict=True)}
+    by_side: dict[str, list[float]] = {}
+    for (side, _), outcome in runs.items():
+        by_side.setdefault(side, []).append(((outcome.functional or 0.0) + (outcome.aesthetic or 0.0)) / 2)
+    return {c: fmean(v) for c, v in by_side.items()}
 
 
 def _write(out_dir: Path, summary: PairwiseSummary, comparisons: list[Comparison]) -> None:

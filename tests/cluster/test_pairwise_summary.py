@@ -180,5 +180,17 @@ def test_pair_selection_all_adjacent_and_sample_and_what_is_skipped() -> None:
     assert select_pairs(outcomes, ["a", "b"], "all", has_bundle=lambda o: o.query_id != "q2").skipped == {
         "bundle missing": 1}
     for wrong in ("some", "sample:0", "sample:x"):
-        with pytest.raises(ConfigError, match="all, adjacent or sample:N"):
+        with pytest.raises(ConfigError, match="all, adjacent, sample:N"):
             check_selection(wrong)
+
+
+def test_twins_pair_each_mutation_twin_with_its_original() -> None:
+    outcomes = [_outcome("calibration", "todo.original.aa", 6), _outcome("calibration", "todo.css_removed.bb", 3),
+                _outcome("calibration", "todo.click_throws.cc", 0, OutcomeStatus.TIMEOUT),
+                _outcome("calibration", "game.keys_swallowed.dd", 2)]
+    twins = select_pairs(outcomes, ["calibration"], "twins")
+    assert [(p.query_id, p.sides, p.a.query_id, p.b.query_id) for p in twins.pairs] == [
+        ("todo.css_removed", ("original", "twin"), "todo.original.aa", "todo.css_removed.bb")]
+    assert twins.skipped == {"timeout": 1, "no run": 1}  # a twin that timed out; a twin with no original
+    with pytest.raises(ConfigError, match="evalgrid calibrate"):
+        select_pairs([_outcome("a", "q1", 6)], ["a"], "twins")

@@ -416,7 +416,7 @@ def test_a_pairwise_stage_keeps_every_run_key_and_a_wrong_one_is_refused_with_wh
     plain, paired = load_sweep(tmp_path / "plain.yaml"), load_sweep(tmp_path / "paired.yaml")
     assert plain.spec.pairwise is None and paired.spec.pairwise is not None
     assert [r.run_key for r in plain.plan()] == [r.run_key for r in paired.plan()]
-    for wrong, message in (("pairs: some", "all, adjacent or sample:N"), ("known_order: [nobody]", "nobody"),
+    for wrong, message in (("pairs: some", "all, adjacent, sample:N"), ("known_order: [nobody]", "nobody"),
                            ("judge: {name: llm, options: {endpoint: nowhere, model: m}}", "nowhere"),
                            ("judge: {name: heuristik}", "Did you mean 'heuristic'")):
         (tmp_path / "wrong.yaml").write_text(without + f"\npairwise: {{{wrong}}}\n", encoding="utf-8")
