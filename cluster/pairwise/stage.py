@@ -16,6 +16,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from statistics import fmean
+from typing import Literal
 
 from cluster.pairwise.pairs import TWIN_LABELS, Pair, Selection, check_selection, select_pairs
 from cluster.pairwise.summary import (
@@ -125,7 +126,8 @@ class _Asker:
         self.judge, self.config, self.paths, self.models = judge, config, paths, models
         self.slots = asyncio.Semaphore(slots)
         self.failed: list[str] = []
-        self.deferred = 0
+        self.deferred_pairs = 0
+        """Pairs left out because the budget stopped one of their orders."""
         self.dropped = 0
         self.done = 0
         self.progress: Callable[[int], None] | None = None
@@ -133,13 +135,14 @@ class _Asker:
     async def both_orders(self, pair: Pair) -> Comparison | None:
         """``pair`` judged with ``a`` first and with ``b`` first; ``None`` when either order could not be."""
         ab, ba = await asyncio.gather(self.ordered(pair.a, pair.b), self.ordered(pair.b, pair.a))
-        if ab is None or ba is None:
+        if not isinstance(ab, PairwiseVerdict) or not isinstance(ba, PairwiseVerdict):
+            self.deferred_pairs += "deferred" in (ab, ba)
             return None
         self.dropped += len(ab.dropped) + len(ba.dropped)
         return Comparison(pair.query_id, *pair.sides, ab, ba)
 
-    async def ordered(self, first: Outcome, second: Outcome) -> PairwiseVerdict | None:
-        """The stored or new verdict on ``first`` shown before ``second``."""
+    async def ordered(self, first: Outcome, second: Outcome) -> PairwiseVerdict | Literal["deferred", "failed"]:
+        """The stored or new verdict on ``first`` shown before ``second``, or why there is none."""
         assert first.evidence_key is not None and second.evidence_key is not None  # pairs hold bundles only
         key = pairwise_key(first.evidence_key, second.evidence_key, self.config, self.judge.version)
         path = self.paths.root / PAIRWISE_DIR / "verdicts" / f"{key}.json"
@@ -155,12 +158,11 @@ class _Asker:
                     EvidenceBundle(self.paths.evidence(second.evidence_key), allow_incomplete=True),
                     pairwise_key=key, models=self.models.for_run())
             except BudgetExhaustedError:
-                self.deferred += 1
-                return None
+                return "deferred"
             except (JudgeOutputError, ModelRequestError) as exc:
                 self.failed.append(f"{first.query_id}: {first.candidate_id} first, {second.candidate_id} second: "
                                    f"{str(exc)[:300]}")
-                return None
+                return "failed"
             finally:
                 self._tick()
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -177,8 +179,8 @@ def _summary(sweep: str, config: JudgeConfig, judge: PairwiseJudge, candidates: 
              selection: Selection, comparisons: list[Comparison], asker: _Asker) -> PairwiseSummary:
     absolute = _absolute_means(selection.pairs)
     skipped = dict(selection.skipped)
-    if asker.deferred:
-        skipped["budget"] = asker.deferred
+    if asker.deferred_pairs:
+        skipped["budget"] = asker.deferred_pairs
     labels = {c.ab.label for c in comparisons}
     return PairwiseSummary(
         sweep=sweep, judge=", ".join(sorted(labels)) or config.name, judge_version=judge.version,

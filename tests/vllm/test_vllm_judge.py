@@ -24,13 +24,18 @@ from typing import Any
 
 import pytest
 import ray
+import yaml
 
+from cluster.repair.lift import LiftOptions, repair_lift
+from cluster.repair.summary import LIFT_FILE, RepairLiftSummary
 from cluster.scheduling.judge_pool import NAMESPACE, JudgeServerSpec, pool_health, resolve_pools, start_pool, stop_pool
+from evaluator.answer.repair import RepairOptions
 from evaluator.evidence.bundle import EvidenceBundle
 from evaluator.evidence.collect import collect_evidence
 from evaluator.judges.llm_judge import LLMJudge, LLMJudgeOptions
+from evaluator.judges.ux_report import UxJudgeOptions
 from evaluator.llm.client import Endpoint, ModelAccess
-from evaluator.models import AgentConfig, Verdict
+from evaluator.models import AgentConfig, UxReport, Verdict
 from tests.support import app_artifact, app_query, with_browser
 
 pytestmark = [pytest.mark.slow, pytest.mark.browser]
@@ -77,6 +82,45 @@ def bundle(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root
 
 
+@pytest.fixture(scope="module")
+def ux_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One flawed fixture of ``fixtures/ux`` run through the full regime (local backend, three steps)."""
+    from cluster.scheduling.runner import run_sweep
+    from cluster.sweep.spec import load_sweep
+
+    root = tmp_path_factory.mktemp("ux")
+    ux = ROOT / "fixtures" / "ux"
+    spec = yaml.safe_load((ux / "sweep.yaml").read_text(encoding="utf-8"))
+    spec |= {"queries": str(ux / spec["queries"]), "only_queries": ["ux-signup"], "sandbox": {"backend": "local"},
+             "candidates": [{"id": "flawed", "answers": str(ux / "flawed")}]}
+    spec["agent"]["max_steps"] = 3
+    (root / "sweep.yaml").write_text(yaml.safe_dump(spec), encoding="utf-8")
+    asyncio.run(run_sweep(load_sweep(root / "sweep.yaml"), root / "run"))
+    return root / "run"
+
+
+def _repair_lift_through(endpoints: dict[str, Endpoint], run_dir: Path) -> None:
+    """A repair-lift on one fixture, every model the tiny one, text only: the stages run and their records are
+    valid (a random model cannot judge or repair, so no lift is expected)."""
+    ux = {"endpoint": "judge", "model": "tiny-judge", "images": False, "source_chars": 4000, "max_tokens": 6000,
+          "keyframes": 0}
+    options = LiftOptions(judge=UxJudgeOptions.model_validate(ux),
+                          repairer=RepairOptions.model_validate({"endpoint": "judge", "model": "tiny-judge",
+                                                                 "max_tokens": 800, "source_chars": 20_000}),
+                          evaluator=UxJudgeOptions.model_validate({**ux, "seed": 1}))
+    started = time.monotonic()
+    result = asyncio.run(repair_lift(run_dir, options, endpoints=endpoints))
+    print(f"repair-lift through vLLM in {time.monotonic() - started:.1f} s: {result.summary.per_fixture}")
+    summary = RepairLiftSummary.model_validate_json((result.out_dir / LIFT_FILE).read_bytes())
+    [fixture] = summary.per_fixture
+    assert fixture.status in {"repaired", "report_failed", "repair_failed", "not_assessable", "run_failed"}
+    reports = [UxReport.model_validate_json(p.read_bytes()) for p in (run_dir / "ux-reports").glob("*.json")]
+    assert reports, "the tiny model's UX reports were not stored"
+    for report in reports:
+        assert len(report.scores) == 7 and all(1 <= s <= 5 for s in report.scores.values())
+        assert report.judge.model_id == "tiny-judge"
+
+
 @pytest.fixture
 def ray_local() -> Iterator[None]:
     ray.init(num_cpus=2, namespace=NAMESPACE, include_dashboard=False, log_to_driver=False)
@@ -95,7 +139,7 @@ def _port_open(url: str) -> bool:
 
 
 def test_a_judge_pool_of_real_vllm_servers_scores_real_evidence_into_a_valid_verdict(
-        tiny_model: tuple[str, Path], bundle: Path, ray_local: None) -> None:
+        tiny_model: tuple[str, Path], bundle: Path, ux_run: Path, ray_local: None) -> None:
     python, model = tiny_model
     spec = JudgeServerSpec(model=str(model), served_name="tiny-judge", port=18431, max_model_len=16384,
                            start_timeout_s=480.0, python=python)
@@ -129,6 +173,8 @@ def test_a_judge_pool_of_real_vllm_servers_scores_real_evidence_into_a_valid_ver
             assert ref.file is None or ref.file in listed
         [usage] = access.meter.usage()
         assert usage.role == "judge" and usage.calls >= 2 and usage.completion_tokens > 0
+
+        _repair_lift_through(endpoints, ux_run)
 
         # A server that dies is restarted by its actor's health watch, on the same URL.
         subprocess.run(["pkill", "-9", "-f", "--", f"--port {spec.port}"], check=True)
