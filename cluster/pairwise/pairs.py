@@ -17,6 +17,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from itertools import combinations
 
+from cluster.calibration.twins import Operator
+from cluster.pairwise.summary import Comparison, SummaryDimension
 from evaluator.errors import ConfigError
 from evaluator.models import Outcome, OutcomeStatus
 
@@ -92,6 +94,18 @@ def select_pairs(outcomes: Sequence[Outcome], candidates: Sequence[str], how: st
         selection.pairs = sorted(random.Random(seed).sample(selection.pairs, int(match.group(1))),
                                  key=lambda p: (p.query_id, p.a.candidate_id, p.b.candidate_id))
     return selection
+
+
+def twin_order(comparison: Comparison, dimension: SummaryDimension) -> str | None:
+    """The original, where a twin's operator broke ``dimension`` (any operator breaks ``overall``); else ``None``.
+
+    A design twin keeps every behaviour, so on the functional dimension a tie is right and no side is known
+    better (and the other way round for a behaviour twin).
+    """
+    operator = Operator(comparison.query_id.rsplit(".", 1)[-1])
+    if dimension == "overall" or (dimension == "aesthetic") == operator.aesthetic:
+        return TWIN_LABELS[0]
+    return None
 
 
 def _twins(outcomes: Sequence[Outcome], has_bundle: Callable[[Outcome], bool]) -> Selection:

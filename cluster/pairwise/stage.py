@@ -10,7 +10,6 @@ only its own calls. The summary of one judge goes to ``pairwise/<judge>/summary.
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -18,12 +17,14 @@ from pathlib import Path
 from statistics import fmean
 from typing import Literal
 
-from cluster.pairwise.pairs import TWIN_LABELS, Pair, Selection, check_selection, select_pairs
+from cluster.pairwise.pairs import TWIN_LABELS, Pair, Selection, check_selection, select_pairs, twin_order
 from cluster.pairwise.summary import (
     PAIRWISE_DIR,
     SUMMARY_FILE,
     Comparison,
+    KnownOrder,
     PairwiseSummary,
+    SummaryDimension,
     human_comparison,
     known_order,
     summarise_dimensions,
@@ -33,10 +34,10 @@ from cluster.reduce.reducer import open_run_directory
 from cluster.scheduling.judge_pool import resolve_pools_outside_ray
 from cluster.scheduling.rejudge import sweep_endpoints
 from evaluator.atomic import write_json_atomic
-from evaluator.errors import BudgetExhaustedError, ConfigError, JudgeOutputError, ModelRequestError
+from evaluator.errors import BudgetExhaustedError, ConfigError, EvidenceError, JudgeOutputError, ModelRequestError
 from evaluator.evidence.bundle import EvidenceBundle, read_manifest
 from evaluator.judges.pairwise import PairwiseJudge, create_pairwise_judge, pairwise_key
-from evaluator.keys import judge_dir_name
+from evaluator.keys import content_key, judge_dir_name
 from evaluator.llm.budget import Budget
 from evaluator.llm.client import Endpoint, ModelAccess, ResponseCache
 from evaluator.models import JudgeConfig, Outcome, PairwiseVerdict
@@ -81,8 +82,6 @@ async def compare(run_dir: Path, judge: JudgeConfig, options: CompareOptions = C
     directory = open_run_directory(run_dir)
     check_selection(options.pairs)
     twins = options.pairs == "twins"
-    if twins:
-        options = dataclasses.replace(options, known_order=TWIN_LABELS)
     candidates = list(TWIN_LABELS) if twins else _candidates(options, directory.candidates)
     votes = read_votes(options.human_votes, candidates) if options.human_votes else None
     pairwise_judge = create_pairwise_judge(judge)
@@ -98,14 +97,22 @@ async def compare(run_dir: Path, judge: JudgeConfig, options: CompareOptions = C
     asker.progress = (lambda done: on_progress(done, 2 * len(selection.pairs))) if on_progress else None
     results = await asyncio.gather(*(asker.both_orders(pair) for pair in selection.pairs))
     comparisons = [c for c in results if c is not None]
-    summary = _summary(directory.name, judge, pairwise_judge, candidates, options, selection, comparisons, asker)
+    better = twin_order if twins else known_order(options.known_order)
+    summary = _summary(directory.name, judge, pairwise_judge, candidates, options, selection, comparisons, asker,
+                       better)
     if votes is not None:
         summary.human = human_comparison(votes, comparisons, candidates)
-    # One summary per judge and selection: a sweep's `all` is not overwritten by a later `adjacent`.
-    name = f"{judge_dir_name(judge, pairwise_judge.version)}-{selection.how.replace(':', '')}"
-    out_dir = run_dir / PAIRWISE_DIR / name
+    out_dir = run_dir / PAIRWISE_DIR / _summary_dir(judge, pairwise_judge.version, candidates, options)
     _write(out_dir, summary, comparisons)
     return CompareResult(summary, out_dir, comparisons)
+
+
+def _summary_dir(judge: JudgeConfig, version: str, candidates: list[str], options: CompareOptions) -> str:
+    """One summary per judge and question asked (candidates, selection, its seed, the known order, the votes): a
+    sweep's ``all`` is not overwritten by a later ``adjacent`` or by a compare of other candidates."""
+    asked = content_key("compare", sorted(candidates), options.pairs, options.seed, list(options.known_order),
+                        str(options.human_votes) if options.human_votes else None)
+    return f"{judge_dir_name(judge, version)}-{options.pairs.replace(':', '')}-{asked[-6:]}"
 
 
 def _candidates(options: CompareOptions, known: list[str]) -> list[str]:
@@ -159,7 +166,7 @@ class _Asker:
                     pairwise_key=key, models=self.models.for_run())
             except BudgetExhaustedError:
                 return "deferred"
-            except (JudgeOutputError, ModelRequestError) as exc:
+            except (JudgeOutputError, ModelRequestError, EvidenceError) as exc:
                 self.failed.append(f"{first.query_id}: {first.candidate_id} first, {second.candidate_id} second: "
                                    f"{str(exc)[:300]}")
                 return "failed"
@@ -176,28 +183,32 @@ class _Asker:
 
 
 def _summary(sweep: str, config: JudgeConfig, judge: PairwiseJudge, candidates: list[str], options: CompareOptions,
-             selection: Selection, comparisons: list[Comparison], asker: _Asker) -> PairwiseSummary:
-    absolute = _absolute_means(selection.pairs)
+             selection: Selection, comparisons: list[Comparison], asker: _Asker, better: KnownOrder
+             ) -> PairwiseSummary:
     skipped = dict(selection.skipped)
     if asker.deferred_pairs:
         skipped["budget"] = asker.deferred_pairs
     labels = {c.ab.label for c in comparisons}
+    known = list(TWIN_LABELS) if selection.how == "twins" else list(options.known_order)
     return PairwiseSummary(
         sweep=sweep, judge=", ".join(sorted(labels)) or config.name, judge_version=judge.version,
-        selection=selection.how, candidates=candidates, known_order=list(options.known_order),
+        selection=selection.how, candidates=candidates, known_order=known,
         pairs=len(comparisons), skipped=skipped, dropped_choices=asker.dropped, failed=asker.failed,
-        tau_note=(f"Kendall τ between the pairwise ratings and the absolute mean overall scores of the same runs, "
-                  f"on the {selection.how} selection ({len(comparisons)} pairs)"),
-        dimensions=summarise_dimensions(comparisons, candidates, known_order(options.known_order), absolute))
+        tau_note=(f"Kendall τ between the pairwise ratings and the absolute mean scores (of the same dimension) of "
+                  f"the same runs, on the {selection.how} selection ({len(comparisons)} pairs)"),
+        dimensions=summarise_dimensions(comparisons, candidates, better, _absolute_means(selection.pairs)))
 
 
-def _absolute_means(pairs: Sequence[Pair]) -> dict[str, float]:
-    """Each side's mean absolute overall score over the runs that were paired."""
+def _absolute_means(pairs: Sequence[Pair]) -> dict[SummaryDimension, dict[str, float]]:
+    """Each side's mean absolute score per dimension over the runs that were paired."""
     runs = {(side, o.run_key): o for pair in pairs for side, o in zip(pair.sides, (pair.a, pair.b), strict=True)}
-    by_side: dict[str, list[float]] = {}
-    for (side, _), outcome in runs.items():
-        by_side.setdefault(side, []).append(((outcome.functional or 0.0) + (outcome.aesthetic or 0.0)) / 2)
-    return {c: fmean(v) for c, v in by_side.items()}
+    scores: dict[SummaryDimension, dict[str, list[float]]] = {"functional": {}, "aesthetic": {}, "overall": {}}
+    for (side, _), o in runs.items():
+        functional, aesthetic = o.functional or 0.0, o.aesthetic or 0.0
+        scores["functional"].setdefault(side, []).append(functional)
+        scores["aesthetic"].setdefault(side, []).append(aesthetic)
+        scores["overall"].setdefault(side, []).append((functional + aesthetic) / 2)
+    return {d: {side: fmean(values) for side, values in by_side.items()} for d, by_side in scores.items()}
 
 
 def _write(out_dir: Path, summary: PairwiseSummary, comparisons: list[Comparison]) -> None:

@@ -13,7 +13,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -32,6 +32,8 @@ PAIRWISE_DIR = "pairwise"
 SUMMARY_FILE = "summary.json"
 
 SummaryDimension = Literal["functional", "aesthetic", "overall"]
+KnownOrder = Callable[["Comparison", SummaryDimension], "str | None"]
+"""The side known to be better on a dimension of a comparison, or ``None`` when no order is known."""
 _DIMENSIONS: tuple[SummaryDimension, ...] = ("functional", "aesthetic", "overall")
 _RATING_SAMPLES = 200
 
@@ -185,14 +187,14 @@ def _picked(preference: Preference | None, shown_first: str, shown_second: str) 
     return None
 
 
-def position_consistency(comparisons: Sequence[Comparison], better: Callable[[str, str], str | None],
+def position_consistency(comparisons: Sequence[Comparison], better: KnownOrder,
                          dimension: SummaryDimension) -> PositionConsistency | None:
-    """FA, SA, AA and CA over the comparisons whose better app ``better(a, b)`` knows."""
+    """FA, SA, AA and CA over the comparisons whose better app on ``dimension`` ``better`` knows."""
     first_ok: list[bool] = []
     second_ok: list[bool] = []
     both_ok: list[bool] = []
     for c in comparisons:
-        good = better(c.a, c.b)
+        good = better(c, dimension)
         if good is None:
             continue
         # In ab the better app is shown first when it is a; in ba when it is b.
@@ -267,7 +269,7 @@ def ratings(wins: np.ndarray, candidates: Sequence[str], seed: int = 0) -> list[
     return sorted(rated, key=lambda r: -r.elo)
 
 
-def kendall_tau(rated: Sequence[Rating], absolute: dict[str, float]) -> float | None:
+def kendall_tau(rated: Sequence[Rating], absolute: Mapping[str, float]) -> float | None:
     """Kendall's τ-b between pairwise ratings and absolute mean scores, over candidates that have both."""
     shared = [r for r in rated if r.candidate_id in absolute]
     if len(shared) < 2:
@@ -277,9 +279,9 @@ def kendall_tau(rated: Sequence[Rating], absolute: dict[str, float]) -> float | 
 
 
 def summarise_dimension(comparisons: Sequence[Comparison], candidates: Sequence[str], dimension: SummaryDimension,
-                        better: Callable[[str, str], str | None], absolute: dict[str, float]) -> DimensionSummary:
-    """Every pairwise number of one dimension."""
-    unknown = [c for c in comparisons if better(c.a, c.b) is None]
+                        better: KnownOrder, absolute: Mapping[str, float]) -> DimensionSummary:
+    """Every pairwise number of one dimension; ``absolute`` is each candidate's mean absolute score on it."""
+    unknown = [c for c in comparisons if better(c, dimension) is None]
     wins, table = outcome_matrix(((c.query_id, c.a, c.b, winner(c, dimension)) for c in comparisons), candidates)
     rated = ratings(wins, candidates)
     return DimensionSummary(dimension=dimension, known=position_consistency(comparisons, better, dimension),
@@ -287,11 +289,10 @@ def summarise_dimension(comparisons: Sequence[Comparison], candidates: Sequence[
                             kendall_tau=kendall_tau(rated, absolute))
 
 
-def summarise_dimensions(comparisons: Sequence[Comparison], candidates: Sequence[str],
-                         better: Callable[[str, str], str | None], absolute: dict[str, float]
-                         ) -> list[DimensionSummary]:
-    """:func:`summarise_dimension` for functional, aesthetic and overall."""
-    return [summarise_dimension(comparisons, candidates, d, better, absolute) for d in _DIMENSIONS]
+def summarise_dimensions(comparisons: Sequence[Comparison], candidates: Sequence[str], better: KnownOrder,
+                         absolute: Mapping[SummaryDimension, Mapping[str, float]]) -> list[DimensionSummary]:
+    """:func:`summarise_dimension` for functional, aesthetic and overall, each against its own absolute means."""
+    return [summarise_dimension(comparisons, candidates, d, better, absolute.get(d, {})) for d in _DIMENSIONS]
 
 
 def human_comparison(votes: Sequence[HumanVote], comparisons: Sequence[Comparison], candidates: Sequence[str]
@@ -305,11 +306,12 @@ def human_comparison(votes: Sequence[HumanVote], comparisons: Sequence[Compariso
                            ratings=ratings(wins, candidates), head_to_head=table)
 
 
-def known_order(order: Sequence[str]) -> Callable[[str, str], str | None]:
-    """``better(a, b)`` for candidates listed best first; ``None`` when either is not listed."""
+def known_order(order: Sequence[str]) -> KnownOrder:
+    """The better side, on every dimension, of candidates listed best first; ``None`` when either is not listed."""
     rank = {c: i for i, c in enumerate(order)}
 
-    def better(a: str, b: str) -> str | None:
+    def better(comparison: Comparison, dimension: SummaryDimension) -> str | None:
+        a, b = comparison.a, comparison.b
         if a not in rank or b not in rank or a == b:
             return None
         return a if rank[a] < rank[b] else b

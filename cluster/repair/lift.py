@@ -32,11 +32,11 @@ from cluster.scheduling.runner import run_sweep
 from cluster.sweep.spec import Sweep, SweepSpec
 from evaluator.answer.repair import Repairer, RepairOptions, bundle_sources, files_digest, repair_key
 from evaluator.atomic import write_json_atomic
-from evaluator.errors import BudgetExhaustedError, ConfigError, JudgeOutputError, ModelRequestError
+from evaluator.errors import BudgetExhaustedError, ConfigError, EvidenceError, JudgeOutputError, ModelRequestError
 from evaluator.evidence.bundle import EvidenceBundle, read_manifest
 from evaluator.judges.ux_report import UxJudge, UxJudgeOptions, ux_report_key
 from evaluator.keys import content_key, sha256_bytes
-from evaluator.llm.budget import Budget
+from evaluator.llm.budget import SpendingCap
 from evaluator.llm.client import Endpoint, ModelAccess, ResponseCache
 from evaluator.models import Candidate, Outcome, OutcomeStatus, Query, UxReport
 from evaluator.run import StagePaths
@@ -93,16 +93,19 @@ class _Stage:
     evaluator: UxJudge
     repairer: Repairer
     slots: asyncio.Semaphore
+    budget: SpendingCap | None = None
     skipped: dict[str, int] = field(default_factory=dict)
     progress: Callable[[str], None] | None = None
 
 
 async def repair_lift(run_dir: Path, options: LiftOptions, *, endpoints: dict[str, Endpoint] | None = None,
-                      budget: Budget | None = None, on_progress: Callable[[str], None] | None = None) -> LiftResult:
+                      budget: SpendingCap | None = None, on_progress: Callable[[str], None] | None = None
+                      ) -> LiftResult:
     """Measure the repair lift of ``options.judge``'s reports on ``run_dir``'s judged runs (see the module docstring).
 
     Raises :class:`ConfigError` when ``run_dir`` is not a run directory or a candidate is unknown.
     """
+    run_dir = run_dir.resolve()  # the repaired sweep's answers are found from its own folder
     directory = open_run_directory(run_dir)
     unknown = [c for c in options.candidates if c not in directory.candidates]
     if unknown:
@@ -113,7 +116,7 @@ async def repair_lift(run_dir: Path, options: LiftOptions, *, endpoints: dict[st
     stage = _Stage(run_dir, options, ModelAccess(endpoints=endpoints, budget=budget,
                                                  cache=ResponseCache(run_dir / "cache" / "chat")),
                    UxJudge(options.judge), UxJudge(options.evaluator), Repairer(options.repairer),
-                   asyncio.Semaphore(max(1, options.concurrency)), progress=on_progress)
+                   asyncio.Semaphore(max(1, options.concurrency)), budget=budget, progress=on_progress)
     fixtures = _fixtures(directory, StagePaths(run_dir), options.candidates or directory.candidates, stage.skipped)
     await asyncio.gather(*(_report_and_repair(stage, f) for f in fixtures))
     out_dir = run_dir / LIFT_DIR / _lift_dir_name(stage)
@@ -153,19 +156,19 @@ def _fixtures(directory: RunDirectory, paths: StagePaths, candidates: Sequence[s
 
 async def _report_and_repair(stage: _Stage, fixture: _Fixture) -> None:
     """The judge's report, the evaluator's report of the original, and the repair; the fixture's status says
-    how far it got."""
+    how far it got (and which step failed)."""
+    failed = "report_failed"
     try:
         fixture.report = await _ux_report(stage, stage.judge, stage.options.judge, fixture.bundle)
+        failed = "evaluation_failed"
         fixture.before = await _ux_report(stage, stage.evaluator, stage.options.evaluator, fixture.bundle)
+        failed = "repair_failed"
         fixture.answer_key = await _repair(stage, fixture)
         fixture.status = "repaired"
     except BudgetExhaustedError:
         fixture.status, fixture.detail = "deferred", "the budget was reached before this fixture"
-    except JudgeOutputError as exc:
-        fixture.status = "report_failed" if fixture.before is None else "repair_failed"
-        fixture.detail = str(exc)[:500]
-    except ModelRequestError as exc:
-        fixture.status, fixture.detail = "model_error", str(exc)[:500]
+    except (JudgeOutputError, ModelRequestError, EvidenceError) as exc:
+        fixture.status, fixture.detail = failed, str(exc)[:500]
     if stage.progress:
         stage.progress(f"{fixture.outcome.query_id} ({fixture.outcome.candidate_id}): {fixture.status}")
 
@@ -199,34 +202,47 @@ async def _repair(stage: _Stage, fixture: _Fixture) -> str:
 
 
 async def _run_repaired(stage: _Stage, directory: RunDirectory, fixtures: list[_Fixture], out_dir: Path
-                        ) -> dict[tuple[str, str], Outcome]:
-    """Run every repaired app through the full regime, as replayed answers of a sweep of their own."""
+                        ) -> dict[tuple[str, str], Outcome | None]:
+    """Run every repaired app through the full regime, as replayed answers of a sweep of their own.
+
+    Returns each (query, repaired candidate)'s outcome; ``None`` for a run the budget deferred.
+    """
     spec = SweepSpec.model_validate(json.loads((stage.run_dir / "sweep.json").read_text(encoding="utf-8"))["spec"])
     candidates: list[Candidate] = []
     for candidate in sorted({f.outcome.candidate_id for f in fixtures}):
         mine = [f for f in fixtures if f.outcome.candidate_id == candidate]
-        # The answers' folder is named by what is in it: a replayed answer's run key covers its path, not its
-        # bytes, so a new repair must not reuse the run of an old one.
-        digest = sha256_bytes("".join(sorted(str(f.answer_key) for f in mine)).encode())[:12]
-        answers = out_dir / "answers" / f"{candidate}-{digest}"
-        answers.mkdir(parents=True, exist_ok=True)
-        for f in mine:
-            (answers / f"{f.outcome.query_id}.md").write_bytes(
-                (stage.run_dir / REPAIRS_DIR / f"{f.answer_key}.md").read_bytes())
-        candidates.append(Candidate(id=_repaired_id(candidate), answers=str(answers)))
+        answers = {f.outcome.query_id: (stage.run_dir / REPAIRS_DIR / f"{f.answer_key}.md").read_bytes() for f in mine}
+        # The folder is named by the answers' bytes: a replayed answer's run key covers its path, not its bytes,
+        # so a repair that changed must not reuse the run of the old one. (A candidate's apps share one folder:
+        # when one more of them is repaired, the others run again too.)
+        digest = sha256_bytes(b"".join(q.encode() + b"\0" + a for q, a in sorted(answers.items())))[:12]
+        folder = out_dir / "answers" / f"{candidate}-{digest}"
+        folder.mkdir(parents=True, exist_ok=True)
+        for query, answer in answers.items():
+            (folder / f"{query}.md").write_bytes(answer)
+        candidates.append(Candidate(id=_repaired_id(candidate), answers=str(folder)))
     queries = [directory.queries[q] for q in sorted({f.outcome.query_id for f in fixtures}) if q in directory.queries]
-    repaired_spec = spec.model_copy(update={"name": f"{spec.name}-repaired"[:64], "candidates": candidates,
-                                            "pairwise": None, "only_queries": None, "variants": None, "samples": 1})
+    # The endpoints as resolved for this stage (a judge pool's servers by URL), the spending under the stage's cap.
+    repaired_spec = spec.model_copy(update={
+        "name": f"{spec.name}-repaired"[:64], "candidates": candidates, "pairwise": None, "only_queries": None,
+        "variants": None, "samples": 1, "endpoints": stage.models.endpoints})
     sweep = Sweep(spec=repaired_spec, path=out_dir / "sweep.yaml", queries=queries)
-    result = await run_sweep(sweep, out_dir / "run")
-    return {(o.query_id, o.candidate_id): o for o in result.outcomes.values()}
+    result = await run_sweep(sweep, out_dir / "run", budget=stage.budget)
+    cells: dict[tuple[str, str], Outcome | None] = {
+        (o.query_id, o.candidate_id): o for o in result.outcomes.values()}
+    deferred = set(result.deferred)
+    for run in sweep.plan():
+        if run.run_key in deferred:
+            cells[(run.query.id, run.candidate.id)] = None
+    return cells
 
 
 def _repaired_id(candidate: str) -> str:
-    return f"{candidate}.repaired"[:64]
+    name = f"{candidate}.repaired"
+    return name if len(name) <= 64 else f"{candidate[:45]}.repaired.{sha256_bytes(candidate.encode())[:8]}"
 
 
-async def _score(stage: _Stage, fixture: _Fixture, runs: dict[tuple[str, str], Outcome], run_dir: Path
+async def _score(stage: _Stage, fixture: _Fixture, runs: dict[tuple[str, str], Outcome | None], run_dir: Path
                  ) -> FixtureLift:
     """The fixture's scores before and after, and the lift; a fixture that did not get that far says why."""
     original, query = fixture.outcome, fixture.outcome.query_id
@@ -236,7 +252,11 @@ async def _score(stage: _Stage, fixture: _Fixture, runs: dict[tuple[str, str], O
     if fixture.status != "repaired":
         _count(stage.skipped, fixture.status)
         return base
-    after = runs.get((query, _repaired_id(original.candidate_id)))
+    cell = (query, _repaired_id(original.candidate_id))
+    after = runs.get(cell)
+    if cell in runs and after is None:
+        _count(stage.skipped, "deferred")
+        return base.model_copy(update={"status": "deferred", "detail": "the budget was reached before its run"})
     if after is None or after.status is not OutcomeStatus.JUDGED or after.evidence_key is None:
         status = "not_assessable" if after and after.status is OutcomeStatus.NON_ASSESSABLE else "run_failed"
         detail = after.reason.detail[:500] if after else "the repaired app's run has no outcome"
@@ -245,9 +265,12 @@ async def _score(stage: _Stage, fixture: _Fixture, runs: dict[tuple[str, str], O
     try:
         bundle = EvidenceBundle(StagePaths(run_dir).evidence(after.evidence_key), allow_incomplete=True)
         report = await _ux_report(stage, stage.evaluator, stage.options.evaluator, bundle)
-    except (BudgetExhaustedError, JudgeOutputError, ModelRequestError) as exc:
+    except BudgetExhaustedError:
+        _count(stage.skipped, "deferred")
+        return base.model_copy(update={"status": "deferred", "detail": "the budget was reached before its evaluation"})
+    except (JudgeOutputError, ModelRequestError, EvidenceError) as exc:
         _count(stage.skipped, "evaluation_failed")
-        return base.model_copy(update={"status": "evaluation_failed", "detail": str(exc)[:500] or "budget"})
+        return base.model_copy(update={"status": "evaluation_failed", "detail": str(exc)[:500]})
     repaired = _scores(report, after)
     lift = {d: round(repaired[d] - v, 3) for d, v in base.original.items() if d in repaired}
     return base.model_copy(update={"repaired": repaired, "lift": lift})

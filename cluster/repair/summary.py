@@ -68,8 +68,9 @@ class FixtureLift(_Model):
     candidate: str
     """Whose app was repaired."""
     status: str
-    """``repaired``; or why there is no repaired score (``repair_failed``, ``not_assessable``, ``run_failed``,
-    ``deferred``)."""
+    """``repaired``; or why there is no lift: the judge's report failed (``report_failed``), the evaluator's
+    (``evaluation_failed``), the repair (``repair_failed``), the repaired answer held no app (``not_assessable``)
+    or its run failed (``run_failed``), or the budget was reached (``deferred``)."""
     findings: int
     """Findings in the judge's report (after dropping those without evidence)."""
     original: dict[str, float]

@@ -195,8 +195,12 @@ def make_scheduler(grid: GridOptions, settings: WorkerSettings, workers: int) ->
 
 async def run_sweep(sweep: Sweep, run_dir: Path, *, grid: GridOptions = GridOptions(),
                     observer: SweepObserver | None = None, max_infra_streak: int = 8,
-                    store: StoreSettings | None = None, inputs: InputsRef | None = None) -> SweepResult:
+                    store: StoreSettings | None = None, inputs: InputsRef | None = None,
+                    budget: SpendingCap | None = None) -> SweepResult:
     """Execute every unfinished run of ``sweep`` under ``run_dir``; re-running resumes.
+
+    ``budget`` is a cap shared with the caller's own model calls (a stage that runs a sweep of its own, like
+    the repair-lift); by default the sweep's ``budget_usd`` and what its recorded runs cost.
 
     With ``store``, the run directory lives in the object store and ``run_dir`` is this machine's
     staging copy: every outcome the store has is adopted first (so a new machine resumes from the
@@ -221,7 +225,7 @@ async def run_sweep(sweep: Sweep, run_dir: Path, *, grid: GridOptions = GridOpti
         redone = {flight.run_key for flight in recorded.in_flight()}
         finished, outcomes, total = await _resume(sweep, run_dir, recorded)
         skipped = len(outcomes)
-        cap = _spending_cap(sweep, recorded)
+        cap = budget if budget is not None else _spending_cap(sweep, recorded)
         if cap:
             settings = dataclasses.replace(settings, budget=cap)
         observer.on_start(total, skipped)
@@ -240,7 +244,8 @@ async def run_sweep(sweep: Sweep, run_dir: Path, *, grid: GridOptions = GridOpti
         (run_dir / "leaderboard.md").write_text(leaderboard_markdown(board), encoding="utf-8")
         await recorded.publish(RESULTS_FILE, "leaderboard.json", "leaderboard.md", "deferred.json")
         torn_lines = recorded.torn_lines
-    pairwise = await _compare(sweep, run_dir, cap) if sweep.spec.pairwise is not None else None
+    # Pairs are judged on bundles this machine holds; an object-store run's bundles live in the store.
+    pairwise = await _compare(sweep, run_dir, cap) if sweep.spec.pairwise is not None and store is None else None
     return SweepResult(outcomes=outcomes, skipped=skipped, executed=recorder.executed,
                        seconds=time.monotonic() - started, torn_lines=torn_lines, redone=len(redone & outcomes.keys()),
                        refused_duplicates=recorder.refused, removed_containers=removed,

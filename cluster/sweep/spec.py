@@ -41,7 +41,11 @@ class SandboxSpec(BaseModel):
 
 
 class PairwiseSpec(BaseModel):
-    """The compare stage a sweep runs at its end (``pairwise:``); see ``evalgrid compare --help``."""
+    """The compare stage a sweep runs at its end (``pairwise:``); see ``evalgrid compare --help``.
+
+    It runs where the bundles are: with an object-store run directory (``--run-dir s3://…``) the sweep skips
+    it, and ``evalgrid compare`` on a copy of the run directory does the same work.
+    """
 
     model_config = ConfigDict(extra="forbid")
     judge: JudgeConfig = JudgeConfig()
@@ -143,6 +147,11 @@ class SweepSpec(BaseModel):
             unknown = sorted({*self.pairwise.candidates, *self.pairwise.known_order} - ids)
             if unknown:
                 raise ValueError(f"pairwise names {', '.join(unknown)}, which are not candidates of this sweep")
+            if len(self.pairwise.candidates or ids) < 2:
+                raise ValueError("pairwise compares two candidates or more; this sweep has fewer")
+            if self.pairwise.pairs == "twins":
+                raise ValueError("pairwise pairs: twins is for a run directory of `evalgrid calibrate` "
+                                 "(`evalgrid compare RUN_DIR --pairs twins`), not for a sweep")
             if "endpoint" in self.pairwise.judge.options and self.pairwise.judge.options["endpoint"] not in \
                     self.endpoints:
                 raise ValueError(f"the pairwise judge names endpoint {self.pairwise.judge.options['endpoint']!r}, "

@@ -22,19 +22,18 @@ in part, it could not come back whole), so that one large app fails its own repa
 
 from __future__ import annotations
 
-import functools
 import json
-from importlib import resources
 
 from pydantic import Field
 
 from evaluator.answer.extract import NotAssessable, extract_app
-from evaluator.errors import ConfigError, JudgeOutputError
+from evaluator.errors import JudgeOutputError
 from evaluator.evidence.bundle import EvidenceBundle
 from evaluator.judges.injection import fence, redact
 from evaluator.keys import content_key, sha256_bytes
 from evaluator.llm.client import ChatRequest, ModelAccess, ModelOptions
 from evaluator.models import EvidenceRef, Query, UxReport
+from evaluator.package_data import package_text
 
 PROMPT = "repair-v1"
 ROLE = "repair"
@@ -45,12 +44,8 @@ _SOURCE = "source/"
 _FENCE_MARKS = {"‹‹‹": "<<<", "›››": ">>>"}
 
 
-@functools.cache
 def _prompt() -> str:
-    path = resources.files("evaluator").joinpath(f"prompts/{PROMPT}.md")
-    if not path.is_file():
-        raise ConfigError(f"no prompt {PROMPT!r} in evalgrid's package data")
-    return path.read_text(encoding="utf-8")
+    return package_text("prompts", f"{PROMPT}.md")
 
 
 class RepairOptions(ModelOptions):

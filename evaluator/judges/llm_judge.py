@@ -24,7 +24,6 @@ import functools
 import json
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass
-from importlib import resources
 from typing import Any, Literal, TypeVar
 
 import yaml
@@ -47,6 +46,7 @@ from evaluator.models import (
     Severity,
     Verdict,
 )
+from evaluator.package_data import package_text
 
 RUBRIC = "llm-judge-v1"
 _PROMPTS = ("judge-static-v1", "judge-dynamic-v1")
@@ -56,17 +56,9 @@ INJECTION_FLAG = "prompt_injection"
 
 
 @functools.cache
-def _text(kind: str, name: str) -> str:
-    path = resources.files("evaluator").joinpath(f"{kind}/{name}")
-    if not path.is_file():
-        raise ConfigError(f"no {kind[:-1]} {name!r} in evalgrid's package data")
-    return path.read_text(encoding="utf-8")
-
-
-@functools.cache
 def load_rubric() -> dict[str, Any]:
     """The LLM judge's scoring table."""
-    rubric: dict[str, Any] = yaml.safe_load(_text("rubrics", f"{RUBRIC}.yaml"))
+    rubric: dict[str, Any] = yaml.safe_load(package_text("rubrics", f"{RUBRIC}.yaml"))
     return rubric
 
 
@@ -222,7 +214,8 @@ class LLMJudge:
 
     def __init__(self, options: LLMJudgeOptions) -> None:
         self._options = options
-        texts = "\n".join(_text("prompts", f"{p}.md") for p in _PROMPTS) + _text("rubrics", f"{RUBRIC}.yaml")
+        texts = ("\n".join(package_text("prompts", f"{p}.md") for p in _PROMPTS)
+                 + package_text("rubrics", f"{RUBRIC}.yaml"))
         digest = sha256_bytes(texts.encode())[:12]
         self._version = (f"{RUBRIC}@{digest}:{_ANSWER_FORMAT}:{options.model}:t={options.temperature}:"
                          f"k={options.keyframes}:img={int(options.images)}:src={options.source_chars}:"
@@ -245,11 +238,11 @@ class LLMJudge:
         citable = evidence.citable
         static_answer, static_result = await self._ask(
             client, "static_audit", static_schema(citable), _StaticAudit,
-            [{"role": "system", "content": _text("prompts", "judge-static-v1.md")},
+            [{"role": "system", "content": package_text("prompts", "judge-static-v1.md")},
              {"role": "user", "content": evidence.static_content()}], evidence)
         findings, result = await self._ask(
             client, "dynamic_scoring", dynamic_schema(citable), _Findings,
-            [{"role": "system", "content": _text("prompts", "judge-dynamic-v1.md")},
+            [{"role": "system", "content": package_text("prompts", "judge-dynamic-v1.md")},
              {"role": "user", "content": evidence.dynamic_content(static_answer)}], evidence)
         return _verdict(bundle, verdict_key, self._version, findings, static_answer,
                         result.model or static_result.model, evidence.findings)

@@ -19,10 +19,8 @@ naming the problem; still unusable after it, that dimension is dropped (listed i
 from __future__ import annotations
 
 import base64
-import functools
 import json
 from dataclasses import dataclass
-from importlib import resources
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -44,6 +42,7 @@ from evaluator.judges.pairwise import pairwise_judges
 from evaluator.keys import sha256_bytes
 from evaluator.llm.client import ChatClient, ChatRequest, ChatResult, ModelAccess, ModelOptions
 from evaluator.models import Dimension, EvidenceRef, JudgeInfo, PairChoice, PairwiseVerdict, Preference, Query
+from evaluator.package_data import package_text
 
 PROMPT = "judge-pairwise-v1"
 # The answer's JSON format, part of the version (so of pairwise keys): a verdict made under an older format
@@ -52,12 +51,8 @@ _ANSWER_FORMAT = "pair1"
 _DIMENSIONS: tuple[Literal["functional", "aesthetic"], ...] = ("functional", "aesthetic")
 
 
-@functools.cache
 def _prompt() -> str:
-    path = resources.files("evaluator").joinpath(f"prompts/{PROMPT}.md")
-    if not path.is_file():
-        raise ConfigError(f"no prompt {PROMPT}.md in evalgrid's package data")
-    return path.read_text(encoding="utf-8")
+    return package_text("prompts", f"{PROMPT}.md")
 
 
 class LLMPairwiseOptions(ModelOptions):

@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from evaluator.evidence.bundle import EvidenceBundle
 from evaluator.judges import create_judge
+from evaluator.judges.failure_policy import score_app_failure
 from evaluator.judges.heuristic import DEFAULT_RUBRIC
 from evaluator.keys import content_key
 from evaluator.llm.client import ModelAccess
@@ -82,7 +83,8 @@ class HeuristicPairwiseJudge:
     def __init__(self, options: HeuristicPairwiseOptions) -> None:
         self._options = options
         self._judge = create_judge(JudgeConfig(name="heuristic", options={"rubric": options.rubric}))
-        self._version = f"heuristic-pairwise:{self._judge.version}:margin={options.tie_margin:g}"
+        # pairwise2: an app that hung or crashed is compared with the failure policy's scores, as its outcome has.
+        self._version = f"heuristic-pairwise2:{self._judge.version}:margin={options.tie_margin:g}"
         # A bundle meets k-1 others in two orders each: score it once (the heuristic judge is deterministic).
         self._scored: dict[str, Verdict] = {}
 
@@ -104,13 +106,18 @@ class HeuristicPairwiseJudge:
     async def _score(self, bundle: EvidenceBundle) -> Verdict:
         key = bundle.manifest.evidence_key
         if key not in self._scored:
-            self._scored[key] = await self._judge(bundle, verdict_key=f"pairwise-side-{key}")
+            verdict = await self._judge(bundle, verdict_key=f"pairwise-side-{key}")
+            if bundle.manifest.incomplete is not None:
+                verdict = score_app_failure(verdict, bundle, verdict_key=verdict.verdict_key)
+            self._scored[key] = verdict
         return self._scored[key]
 
     def _choice(self, dimension: Dimension, first: Verdict, second: Verdict) -> PairChoice:
         a, b = getattr(first, dimension.value), getattr(second, dimension.value)
         margin = self._options.tie_margin
-        choice = Preference.TIE if abs(a - b) < margin else Preference.FIRST if a > b else Preference.SECOND
+        # Equal scores are a tie whatever the margin (at 0 too): an order must never break a tie.
+        tied = a == b or abs(a - b) < margin
+        choice = Preference.TIE if tied else Preference.FIRST if a > b else Preference.SECOND
         return PairChoice(dimension=dimension, choice=choice,
                           reason=f"{dimension.value} {a:g} (first) against {b:g} (second); a tie within {margin:g}",
                           first_evidence=_cited(first, dimension), second_evidence=_cited(second, dimension))

@@ -29,7 +29,6 @@ import functools
 import json
 import re
 from dataclasses import dataclass
-from importlib import resources
 from typing import Annotated, Any
 
 import yaml
@@ -43,6 +42,7 @@ from evaluator.judges.llm_judge import INJECTION_FLAG
 from evaluator.keys import content_key, sha256_bytes
 from evaluator.llm.client import ChatClient, ChatRequest, ChatResult, ModelAccess, ModelOptions
 from evaluator.models import EvidenceRef, JudgeInfo, Query, Severity, UxDimension, UxFinding, UxReport
+from evaluator.package_data import package_text
 
 RUBRIC = "ux-v1"
 PROMPT = "judge-ux-v1"
@@ -59,17 +59,9 @@ _TIME_SLACK_S = 0.5
 
 
 @functools.cache
-def _package_text(kind: str, name: str) -> str:
-    path = resources.files("evaluator").joinpath(f"{kind}/{name}")
-    if not path.is_file():
-        raise ConfigError(f"no {kind[:-1]} {name!r} in evalgrid's package data")
-    return path.read_text(encoding="utf-8")
-
-
-@functools.cache
 def load_ux_rubric() -> dict[str, Any]:
     """The UX report's rubric: each dimension's meaning and anchors, and the severities."""
-    rubric: dict[str, Any] = yaml.safe_load(_package_text("rubrics", f"{RUBRIC}.yaml"))
+    rubric: dict[str, Any] = yaml.safe_load(package_text("rubrics", f"{RUBRIC}.yaml"))
     missing = [d.value for d in UxDimension if d.value not in rubric.get("dimensions", {})]
     if missing:
         raise ConfigError(f"the {RUBRIC} rubric does not define {', '.join(missing)}")
@@ -207,7 +199,7 @@ class UxJudge:
 
     def __init__(self, options: UxJudgeOptions) -> None:
         self._options = options
-        texts = _package_text("prompts", f"{PROMPT}.md") + _package_text("rubrics", f"{RUBRIC}.yaml") + _ANSWER_FORMAT
+        texts = package_text("prompts", f"{PROMPT}.md") + package_text("rubrics", f"{RUBRIC}.yaml") + _ANSWER_FORMAT
         digest = sha256_bytes(texts.encode())[:12]
         self._version = (f"{RUBRIC}@{digest}:{options.model}:t={options.temperature}:k={options.keyframes}:"
                          f"img={int(options.images)}:src={options.source_chars}:seed={options.seed}")
@@ -222,7 +214,7 @@ class UxJudge:
         options = self._options
         client = models.client(options.endpoint, role="judge")
         evidence = _UxEvidence(bundle, options)
-        messages: list[dict[str, Any]] = [{"role": "system", "content": _package_text("prompts", f"{PROMPT}.md")},
+        messages: list[dict[str, Any]] = [{"role": "system", "content": package_text("prompts", f"{PROMPT}.md")},
                                           {"role": "user", "content": evidence.content()}]
         answer, model = await self._ask(client, messages, evidence.citable)
         kept = [f for f in answer.findings[:MAX_FINDINGS] if not evidence.citable.problem(f.cite)]

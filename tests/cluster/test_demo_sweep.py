@@ -36,8 +36,10 @@ def test_demo_leaderboard_ranks_careful_over_sloppy_over_broken(tmp_path: Path) 
     assert pairwise is not None and not pairwise.failed
     assert pairwise.pairs + sum(pairwise.skipped.values()) == 99 and pairwise.skipped.get("non_assessable", 0) >= 8
     overall = pairwise.dimension("overall")
+    print(f"demo pairwise: {pairwise.pairs} pairs; " + "; ".join(
+        f"{d.dimension} CA {d.known.ca} AA {d.known.aa} tau {d.kendall_tau}" for d in pairwise.dimensions if d.known))
     assert [r.candidate_id for r in overall.ratings] == ["careful", "sloppy", "broken"]
     assert overall.known is not None and overall.known.ca is not None and overall.known.ca > 0.5
     assert overall.known.ca == overall.known.aa  # scores do not depend on the order shown: no position bias
     assert overall.kendall_tau == 1.0
-    assert list((tmp_path / "demo" / "pairwise").glob("heuristic-*-all/summary.json"))
+    assert list((tmp_path / "demo" / "pairwise").glob("heuristic-*-all-*/summary.json"))

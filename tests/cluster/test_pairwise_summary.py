@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from cluster.pairwise.pairs import check_selection, select_pairs
+from cluster.pairwise.pairs import check_selection, select_pairs, twin_order
 from cluster.pairwise.summary import (
     Comparison,
     HumanVote,
@@ -111,12 +111,14 @@ def test_ratings_follow_the_pairs_and_an_inconsistent_pair_counts_as_a_tie() -> 
     comparisons = []
     for q in range(6):  # a beats b and c, b beats c, in both orders
         for x, y in (("a", "b"), ("a", "c"), ("b", "c")):
-            comparisons.append(Comparison(f"q{q}", x, y, _verdict(Preference.FIRST), _verdict(Preference.SECOND)))
-    summary = {d.dimension: d for d in summarise_dimensions(comparisons, candidates, known_order([]),
-                                                            {"a": 6.0, "b": 4.0, "c": 2.0})}
+            comparisons.append(Comparison(f"q{q}", x, y, _verdict(Preference.FIRST, Preference.FIRST),
+                                          _verdict(Preference.SECOND, Preference.SECOND)))
+    absolute = {"functional": {"a": 6.0, "b": 4.0, "c": 2.0}, "aesthetic": {"a": 1.0, "b": 4.0, "c": 7.0}}
+    summary = {d.dimension: d for d in summarise_dimensions(comparisons, candidates, known_order([]), absolute)}
     functional = summary["functional"]
     assert [r.candidate_id for r in functional.ratings] == ["a", "b", "c"]
     assert functional.kendall_tau == 1.0 and functional.known is None
+    assert summary["aesthetic"].kendall_tau == -1.0  # each dimension against its own absolute means
     assert {(p.a, p.b, p.wins, p.losses, p.ties) for p in functional.head_to_head} == {
         ("a", "b", 6, 0, 0), ("a", "c", 6, 0, 0), ("b", "c", 6, 0, 0)}
     # The same pairs judged by a judge that always picks the first app: every pair is order-inconsistent.
@@ -194,3 +196,14 @@ def test_twins_pair_each_mutation_twin_with_its_original() -> None:
     assert twins.skipped == {"timeout": 1, "no run": 1}  # a twin that timed out; a twin with no original
     with pytest.raises(ConfigError, match="evalgrid calibrate"):
         select_pairs([_outcome("a", "q1", 6)], ["a"], "twins")
+
+
+def test_a_twin_is_known_worse_only_on_the_dimension_its_operator_broke() -> None:
+    design = Comparison("todo.css_removed", "original", "twin", _verdict(Preference.TIE), _verdict(Preference.TIE))
+    behaviour = Comparison("todo.click_throws", "original", "twin", _verdict(Preference.FIRST),
+                           _verdict(Preference.SECOND))
+    assert [twin_order(design, d) for d in ("functional", "aesthetic", "overall")] == [None, "original", "original"]
+    assert [twin_order(behaviour, d) for d in ("functional", "aesthetic", "overall")] == ["original", None, "original"]
+    functional = position_consistency([design, behaviour], twin_order, "functional")
+    # The design twin's tie is not held against the judge.
+    assert functional is not None and functional.pairs == 1 and functional.ca == 1.0

@@ -418,7 +418,8 @@ def test_a_pairwise_stage_keeps_every_run_key_and_a_wrong_one_is_refused_with_wh
     assert [r.run_key for r in plain.plan()] == [r.run_key for r in paired.plan()]
     for wrong, message in (("pairs: some", "all, adjacent, sample:N"), ("known_order: [nobody]", "nobody"),
                            ("judge: {name: llm, options: {endpoint: nowhere, model: m}}", "nowhere"),
-                           ("judge: {name: heuristik}", "Did you mean 'heuristic'")):
+                           ("judge: {name: heuristik}", "Did you mean 'heuristic'"),
+                           ("pairs: twins", "evalgrid calibrate"), ("candidates: [careful]", "two candidates or more")):
         (tmp_path / "wrong.yaml").write_text(without + f"\npairwise: {{{wrong}}}\n", encoding="utf-8")
         with pytest.raises(ConfigError, match=message):
             load_sweep(tmp_path / "wrong.yaml")

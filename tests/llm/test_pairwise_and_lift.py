@@ -76,7 +76,7 @@ def test_compare_with_the_heuristic_judge_prints_position_metrics_and_ratings(
     out = capsys.readouterr().out
     for needle in ("FA", "SA", "AA", "CA", "Bradley–Terry", "original", "flawed"):
         assert needle in out
-    [summary] = list((ux_run / "pairwise").glob("heuristic-*-all/summary.json"))
+    [summary] = list((ux_run / "pairwise").glob("heuristic-*-all-*/summary.json"))
     data = json.loads(summary.read_text(encoding="utf-8"))
     overall = next(d for d in data["dimensions"] if d["dimension"] == "overall")
     assert overall["known"]["pairs"] == len(QUERIES)
@@ -164,18 +164,21 @@ class _Models:
         return _ux_answer({d.value: 3 for d in UxDimension}, findings)
 
 
-def test_a_report_that_names_the_flaws_lifts_more_than_one_that_names_none(ux_run: Path) -> None:
+def test_a_report_that_names_the_flaws_lifts_more_than_one_that_names_none(
+        ux_run: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     with scripted_server(responder=_Models()) as server:
         endpoints = {"j": Endpoint(base_url=server.url, backoff_s=0.01)}
 
-        def lift(judge: str) -> Any:
+        def lift(judge: str, run_dir: Path) -> Any:
             options = LiftOptions(judge=UxJudgeOptions.model_validate({"endpoint": "j", "model": judge}),
                                   repairer=RepairOptions.model_validate({"endpoint": "j", "model": "repairer"}),
                                   evaluator=UxJudgeOptions.model_validate({"endpoint": "j", "model": "evaluator"}),
                                   candidates=["flawed"])
-            return asyncio.run(repair_lift(ux_run, options, endpoints=endpoints))
+            return asyncio.run(repair_lift(run_dir, options, endpoints=endpoints))
 
-        namer, silent = lift("namer"), lift("silent")
+        namer = lift("namer", ux_run)
+        monkeypatch.chdir(ux_run.parent)  # a run directory given relative, as on the command line
+        silent = lift("silent", Path(ux_run.name))
     for result in (namer, silent):
         assert [f.status for f in result.summary.per_fixture] == ["repaired"] * len(QUERIES)
         assert (result.out_dir / "lift.json").is_file()

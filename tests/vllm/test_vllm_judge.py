@@ -113,7 +113,8 @@ def _repair_lift_through(endpoints: dict[str, Endpoint], run_dir: Path) -> None:
     print(f"repair-lift through vLLM in {time.monotonic() - started:.1f} s: {result.summary.per_fixture}")
     summary = RepairLiftSummary.model_validate_json((result.out_dir / LIFT_FILE).read_bytes())
     [fixture] = summary.per_fixture
-    assert fixture.status in {"repaired", "report_failed", "repair_failed", "not_assessable", "run_failed"}
+    assert fixture.status in {"repaired", "report_failed", "evaluation_failed", "repair_failed", "not_assessable",
+                              "run_failed"}
     reports = [UxReport.model_validate_json(p.read_bytes()) for p in (run_dir / "ux-reports").glob("*.json")]
     assert reports, "the tiny model's UX reports were not stored"
     for report in reports:
