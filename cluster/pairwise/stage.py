@@ -97,9 +97,7 @@ async def compare(run_dir: Path, judge: JudgeConfig, options: CompareOptions = C
     asker.progress = (lambda done: on_progress(done, 2 * len(selection.pairs))) if on_progress else None
     results = await asyncio.gather(*(asker.both_orders(pair) for pair in selection.pairs))
     comparisons = [c for c in results if c is not None]
-    better = twin_order if twins else known_order(options.known_order)
-    summary = _summary(directory.name, judge, pairwise_judge, candidates, options, selection, comparisons, asker,
-                       better)
+    summary = _summary(directory.name, judge, pairwise_judge, candidates, options, selection, comparisons, asker)
     if votes is not None:
         summary.human = human_comparison(votes, comparisons, candidates)
     out_dir = run_dir / PAIRWISE_DIR / _summary_dir(judge, pairwise_judge.version, candidates, options)
@@ -183,13 +181,14 @@ class _Asker:
 
 
 def _summary(sweep: str, config: JudgeConfig, judge: PairwiseJudge, candidates: list[str], options: CompareOptions,
-             selection: Selection, comparisons: list[Comparison], asker: _Asker, better: KnownOrder
-             ) -> PairwiseSummary:
+             selection: Selection, comparisons: list[Comparison], asker: _Asker) -> PairwiseSummary:
     skipped = dict(selection.skipped)
     if asker.deferred_pairs:
         skipped["budget"] = asker.deferred_pairs
     labels = {c.ab.label for c in comparisons}
-    known = list(TWIN_LABELS) if selection.how == "twins" else list(options.known_order)
+    twins = selection.how == "twins"
+    known = list(TWIN_LABELS) if twins else list(options.known_order)
+    better: KnownOrder = twin_order if twins else known_order(options.known_order)
     return PairwiseSummary(
         sweep=sweep, judge=", ".join(sorted(labels)) or config.name, judge_version=judge.version,
         selection=selection.how, candidates=candidates, known_order=known,
