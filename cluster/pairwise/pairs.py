@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import random
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from itertools import combinations
 
@@ -72,7 +72,7 @@ def select_pairs(outcomes: Sequence[Outcome], candidates: Sequence[str], how: st
     check_selection(how)
     if how == "twins":
         return _twins(outcomes, has_bundle)
-    cells = _cells(outcomes, set(candidates))
+    cells = first_cells(outcomes, set(candidates))
     selection = Selection(how)
     for query_id in sorted({query for query, _ in cells}):
         usable, missing = _usable(cells, query_id, candidates, has_bundle)
@@ -123,17 +123,17 @@ def _twins(outcomes: Sequence[Outcome], has_bundle: Callable[[Outcome], bool]) -
         for name, twin in sorted(versions.items()):
             if name == TWIN_LABELS[0]:
                 continue
-            gone = next((why for o in (original, twin) if (why := _unusable(o, has_bundle))), None)
+            gone = next((why for o in (original, twin) if (why := unusable(o, has_bundle))), None)
             if gone is not None:
                 _count(selection, gone)
             else:
-                assert original is not None  # _unusable says "no run" for a missing original
+                assert original is not None  # unusable says "no run" for a missing original
                 selection.pairs.append(Pair(f"{app}.{name}", original, twin, TWIN_LABELS))
     return selection
 
 
-def _unusable(outcome: Outcome | None, has_bundle: Callable[[Outcome], bool]) -> str | None:
-    """Why a run cannot be one side of a pair, or ``None``."""
+def unusable(outcome: Outcome | None, has_bundle: Callable[[Outcome], bool]) -> str | None:
+    """Why a run's stored evidence cannot be judged again (one side of a pair, a repair-lift fixture), or ``None``."""
     if outcome is None:
         return "no run"
     if outcome.status is not OutcomeStatus.JUDGED or outcome.evidence_key is None:
@@ -141,8 +141,9 @@ def _unusable(outcome: Outcome | None, has_bundle: Callable[[Outcome], bool]) ->
     return "bundle missing" if not has_bundle(outcome) else None
 
 
-def _cells(outcomes: Sequence[Outcome], wanted: set[str]) -> dict[tuple[str, str], Outcome]:
-    """One run per (query, candidate): the lowest sample of the first variant, so a pair compares like with like."""
+def first_cells(outcomes: Sequence[Outcome], wanted: Collection[str]) -> dict[tuple[str, str], Outcome]:
+    """One run per (query, candidate) of ``wanted``: the lowest sample of the first variant, so stages on stored
+    evidence compare like with like."""
     cells: dict[tuple[str, str], Outcome] = {}
     for outcome in sorted(outcomes, key=lambda o: (o.variant or "", o.sample)):
         if outcome.candidate_id in wanted:
@@ -155,7 +156,7 @@ def _usable(cells: dict[tuple[str, str], Outcome], query_id: str, candidates: Se
     usable, missing = [], {}
     for candidate in candidates:
         outcome = cells.get((query_id, candidate))
-        why = _unusable(outcome, has_bundle)
+        why = unusable(outcome, has_bundle)
         if why is not None:
             missing[candidate] = why
         elif outcome is not None:

@@ -14,7 +14,6 @@ import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from statistics import fmean
 from typing import Literal
 
 from cluster.pairwise.pairs import TWIN_LABELS, Pair, Selection, check_selection, select_pairs, twin_order
@@ -31,6 +30,7 @@ from cluster.pairwise.summary import (
 )
 from cluster.pairwise.votes import read_votes
 from cluster.reduce.reducer import open_run_directory
+from cluster.reduce.scoring import candidate_means, run_scores
 from cluster.scheduling.judge_pool import resolve_pools_outside_ray
 from cluster.scheduling.rejudge import sweep_endpoints
 from evaluator.atomic import write_json_atomic
@@ -199,15 +199,17 @@ def _summary(sweep: str, config: JudgeConfig, judge: PairwiseJudge, candidates: 
 
 
 def _absolute_means(pairs: Sequence[Pair]) -> dict[SummaryDimension, dict[str, float]]:
-    """Each side's mean absolute score per dimension over the runs that were paired."""
+    """Each side's mean absolute score per dimension over the runs that were paired (the leaderboard's rule)."""
     runs = {(side, o.run_key): o for pair in pairs for side, o in zip(pair.sides, (pair.a, pair.b), strict=True)}
-    scores: dict[SummaryDimension, dict[str, list[float]]] = {"functional": {}, "aesthetic": {}, "overall": {}}
+    cells: dict[str, list[tuple[float, float]]] = {}
     for (side, _), o in runs.items():
-        functional, aesthetic = o.functional or 0.0, o.aesthetic or 0.0
-        scores["functional"].setdefault(side, []).append(functional)
-        scores["aesthetic"].setdefault(side, []).append(aesthetic)
-        scores["overall"].setdefault(side, []).append((functional + aesthetic) / 2)
-    return {d: {side: fmean(values) for side, values in by_side.items()} for d, by_side in scores.items()}
+        scores = run_scores(o.status, o.functional, o.aesthetic)
+        assert scores is not None  # a paired run was judged
+        cells.setdefault(side, []).append(scores)
+    means = {side: candidate_means(side_cells) for side, side_cells in cells.items()}
+    return {"functional": {side: m[0] for side, m in means.items()},
+            "aesthetic": {side: m[1] for side, m in means.items()},
+            "overall": {side: m[2] for side, m in means.items()}}
 
 
 def _write(out_dir: Path, summary: PairwiseSummary, comparisons: list[Comparison]) -> None:

@@ -19,11 +19,11 @@ from __future__ import annotations
 
 import asyncio
 import json
-import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from cluster.pairwise.pairs import first_cells, unusable
 from cluster.reduce.reducer import RunDirectory, open_run_directory
 from cluster.repair.summary import LIFT_DIR, LIFT_FILE, FixtureLift, RepairLiftSummary, dimension_lifts
 from cluster.scheduling.judge_pool import resolve_pools_outside_ray
@@ -35,10 +35,10 @@ from evaluator.atomic import write_json_atomic
 from evaluator.errors import BudgetExhaustedError, ConfigError, EvidenceError, JudgeOutputError, ModelRequestError
 from evaluator.evidence.bundle import EvidenceBundle, read_manifest
 from evaluator.judges.ux_report import UxJudge, UxJudgeOptions, ux_report_key
-from evaluator.keys import content_key, sha256_bytes
+from evaluator.keys import content_key, judge_dir_name, sha256_bytes
 from evaluator.llm.budget import SpendingCap
 from evaluator.llm.client import Endpoint, ModelAccess, ResponseCache
-from evaluator.models import Candidate, Outcome, OutcomeStatus, Query, UxReport
+from evaluator.models import Candidate, JudgeConfig, Outcome, OutcomeStatus, Query, UxReport
 from evaluator.run import StagePaths
 
 REPORTS_DIR = "ux-reports"
@@ -137,20 +137,18 @@ async def repair_lift(run_dir: Path, options: LiftOptions, *, endpoints: dict[st
 def _fixtures(directory: RunDirectory, paths: StagePaths, candidates: Sequence[str],
               skipped: dict[str, int]) -> list[_Fixture]:
     """The judged runs of ``candidates`` whose bundle is on this machine (sample 0 of each cell)."""
+    def has_bundle(outcome: Outcome) -> bool:
+        return read_manifest(paths.evidence(str(outcome.evidence_key))) is not None
+
     fixtures = []
-    seen: set[tuple[str, str]] = set()
-    for outcome in sorted(directory.outcomes, key=lambda o: (o.query_id, o.candidate_id, o.variant or "", o.sample)):
-        cell = (outcome.query_id, outcome.candidate_id)
-        if outcome.candidate_id not in candidates or cell in seen:
-            continue
-        seen.add(cell)
-        if outcome.status is not OutcomeStatus.JUDGED or outcome.evidence_key is None:
-            _count(skipped, outcome.status.value)
-        elif read_manifest(paths.evidence(outcome.evidence_key)) is None:
-            _count(skipped, "bundle missing")
+    for _, outcome in sorted(first_cells(directory.outcomes, set(candidates)).items()):
+        why = unusable(outcome, has_bundle)
+        if why is not None:
+            _count(skipped, why)
         else:
-            bundle = EvidenceBundle(paths.evidence(outcome.evidence_key), allow_incomplete=True)
-            fixtures.append(_Fixture(outcome, bundle))
+            assert outcome.evidence_key is not None  # unusable says why a run has no bundle
+            fixtures.append(_Fixture(outcome, EvidenceBundle(paths.evidence(outcome.evidence_key),
+                                                             allow_incomplete=True)))
     return fixtures
 
 
@@ -297,7 +295,7 @@ def _lift_dir_name(stage: _Stage) -> str:
     """One folder per measured judge, and per fixed repairer and evaluator (a lift is relative to both)."""
     key = content_key("lift", stage.judge.version, stage.repairer.version, stage.evaluator.version,
                       stage.options.judge, stage.options.repairer, stage.options.evaluator)
-    return re.sub(r"[^A-Za-z0-9_.-]+", "-", stage.options.judge.model)[:40].strip("-") + f"-{key[-10:]}"
+    return judge_dir_name(JudgeConfig(name="ux", options={"model": stage.options.judge.model}), key)
 
 
 def _count(counts: dict[str, int], reason: str) -> None:
