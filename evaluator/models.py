@@ -153,7 +153,14 @@ class AgentConfig(_Identity):
     mouse_steps: int = Field(default=8, ge=1, le=100)
     """Intermediate points of each mouse path."""
     action_pause_ms: int = Field(default=120, ge=0, le=10000)
-    """Pause after each action before the page is observed again (the app reacts meanwhile)."""
+    """The window after each action in which the app's reaction is waited for before the page is observed again:
+    with ``settle: signals``, the wait ends within it once no page timer is due before it closes."""
+    settle: Literal["signals", "fixed"] = "signals"
+    """How the loop decides an action's effect is over. ``signals``: once the layout is stable, no request the
+    action started is in flight, and no finite animation ends nor page timer fires within ``action_pause_ms`` and
+    the fixed pacing's render polls (a still page is observed as soon as it has painted; one that keeps scheduling
+    timers gets the whole window).
+    ``fixed``: always the whole ``action_pause_ms``, then a layout-stability poll (collector-7's pacing)."""
     coverage_gate: bool = True
     """Refuse to finish before the salient controls were exercised, unless the budget is spent."""
 

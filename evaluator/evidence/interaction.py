@@ -48,6 +48,7 @@ from evaluator.evidence.probes import (
     wait_for_render,
 )
 from evaluator.evidence.screencast import ScreenRecorder
+from evaluator.evidence.settle import RequestsInFlight, settle_after_input
 from evaluator.judges.injection import Finding, redact
 from evaluator.models import AgentConfig
 
@@ -59,6 +60,10 @@ _VIEWPORTS = {"desktop": {"width": 1280, "height": 800}, "mobile": {"width": 390
 # Step screenshots are compared for change and kept as evidence: JPEG keeps both cheap.
 _SHOT: dict[str, Any] = {"type": "jpeg", "quality": 70}
 _ACTION_TIMEOUT_MS = 3000
+_SETTLE_TIMEOUT_S = 1.5  # the longest an action's effect is waited for beyond its window (a page that never settles)
+# The fixed pacing looked at the page no sooner than its pause plus three 50 ms layout polls: a timer or an
+# animation due within that is still waited for, so what it saw is seen.
+_FIXED_POLLS_S = 0.15
 # A page that changes by itself (a game loop, a clock) must change clearly more after a key press than in
 # the same interval without one for the press to count: twice the idle change, plus a margin.
 _IDLE_FACTOR = 2.0
@@ -160,6 +165,7 @@ class Interaction:
         self._refreshes = 0
         self._viewport = "desktop"
         self._typed: dict[str, str] = {}
+        self._requests = RequestsInFlight(page)
         self.trace: list[StepRecord] = []
         self.injection: list[Finding] = []
         """Passages addressed to the evaluator in what the agent was shown (any policy): they flag the run."""
@@ -268,7 +274,7 @@ class Interaction:
         if moving:
             # The page moves by itself: only a change well beyond the idle one is the key's, and markup only
             # if the markup kept still while idle.
-            # the press's interval (pause, render wait, freeze) may be longer than the idle one: scale to it
+            # the press's interval (the wait for its effect, the freeze) may be longer than the idle one: scale to it
             longer = max(1.0, (time.time() - pending.start_wall) / max(pending.idle_seconds, 1e-3))
             visual = fraction > _IDLE_FACTOR * (idle or 0.0) * longer + margin
             markup = markup and not pending.idle_markup
@@ -358,8 +364,7 @@ class Interaction:
         pending.input_wall = self._input.last_input_wall
         if target is not None:
             self._exercised.update((target.selector, control_shape(target)))
-        await asyncio.sleep(self._config.action_pause_ms / 1000)
-        await wait_for_render(self._page, timeout_s=1.5)
+        await self._settle(pending.start_wall)
         if pending.item_text is not None and pending.result is None and pending.pre_facts is not None:
             await self._await_removal(pending.item_text, pending.pre_facts["text"].count(pending.item_text))
         if not self._page.url.startswith(self._origin):
@@ -369,6 +374,16 @@ class Interaction:
                                           effect=Effect.NAVIGATION,
                                           detail=f"the page navigated to {left_to[:200]}; evalgrid went back")
         return pending
+
+    async def _settle(self, since: float) -> None:
+        """Wait for the app's reaction to the action begun at ``since``, as the agent config's ``settle`` says."""
+        window_s = self._config.action_pause_ms / 1000
+        if self._config.settle == "fixed":
+            await asyncio.sleep(window_s)
+            await wait_for_render(self._page, timeout_s=_SETTLE_TIMEOUT_S)
+        else:
+            await settle_after_input(self._page, since=since, window_end=time.time() + window_s + _FIXED_POLLS_S,
+                                     timeout_s=window_s + _FIXED_POLLS_S + _SETTLE_TIMEOUT_S, requests=self._requests)
 
     async def _await_removal(self, item_text: str, shown_before: int) -> None:
         """Give a deleted item's exit animation time to end: poll until its text shows less often, up to a second."""

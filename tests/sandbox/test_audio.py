@@ -35,7 +35,9 @@ def bundles(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
                 for run in ("first", "second"):
                     await collect_evidence(browser=browser, artifact=app_artifact("tone-on-click.html"),
                                            query=app_query("tone-on-click.html"),
-                                           agent=AgentConfig(max_steps=2, action_pause_ms=2500),
+                                           # the whole 2.5 s after the click, whatever the page schedules:
+                                           # the tone (1.5 s) is in the video
+                                           agent=AgentConfig(max_steps=2, action_pause_ms=2500, settle="fixed"),
                                            bundle_dir=root / run, evidence_key=f"evidence-audio-{run}", host=sandbox)
         finally:
             await sandbox.close()
