@@ -95,7 +95,7 @@ lint: venv
 	$(BIN)/mypy
 
 # Every benchmark runs even when one misses its target; the misses are listed at the end (and fail it).
-BENCHMARKS := bench_static_perception bench_reducer bench_resume bench_grid bench_build
+BENCHMARKS := bench_static_perception bench_reducer bench_resume bench_grid bench_build bench_regime
 bench: setup
 	@failed=""; for b in $(BENCHMARKS); do \
 		echo "== $$b"; $(BIN)/python tests/benchmarks/$$b.py || failed="$$failed $$b"; \
