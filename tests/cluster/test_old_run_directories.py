@@ -1,5 +1,5 @@
-"""Run directories written before a change of layout still reduce, export and report the same, and the
-run keys their plans recorded are the keys today's planner computes (so resume skips their runs)."""
+"""Run directories written before a change of layout still reduce, export and report the same; run keys change only
+on purpose (a resume skips what is still valid and redoes what an older evidence collector made)."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from cluster.cli import main
 from cluster.reduce.leaderboard import build_leaderboard
 from cluster.reduce.reducer import open_run_directory
 from cluster.sweep.spec import PLAN_FILE, RecordedPlan, Sweep
+from evaluator.keys import COLLECTOR_VERSION
 from tests.support import FIXTURES
 
 PRE_LAYOUT = FIXTURES / "rundirs" / "pre-layout"
@@ -27,11 +28,35 @@ def run_dir(tmp_path: Path) -> Path:
     return copy
 
 
-def test_the_recorded_run_keys_are_the_keys_planned_today() -> None:
+RECORDED_COLLECTOR = "collector-7"
+"""The evidence collector the directory's runs were made with (commit ef5fde1)."""
+# Today's keys for the directory's recorded plan. They change only on purpose: when evidence collection changes
+# (COLLECTOR_VERSION) or a config field that is part of a key is added. Such a change updates this list in the same
+# commit and says why; a list that changed by accident means every resumed sweep would redo all its runs.
+PLANNED_TODAY = ["run-9db19e97a45baf744c2c70b6", "run-8633096bea4362b063eb3ae5", "run-0204b1b49c9ffa9e1883618e",
+                 "run-2288ad7def77aa2c49478ba8", "run-716c1fe3125114bf61d6ad0f", "run-627b46be80a2490e798f700c",
+                 "run-741981e88c131be621a58746", "run-e25603daed0f3f7ddaf19ef7"]
+
+
+def _replanned() -> tuple[list[str], list[str]]:
     plan = RecordedPlan.model_validate_json((PRE_LAYOUT / PLAN_FILE).read_text(encoding="utf-8"))
-    replanned = [run.run_key for run in Sweep(plan.spec, PRE_LAYOUT / "sweep.yaml", plan.queries).plan()]
-    assert replanned == plan.run_keys
-    assert len(replanned) == 8
+    return [run.run_key for run in Sweep(plan.spec, PRE_LAYOUT / "sweep.yaml", plan.queries).plan()], plan.run_keys
+
+
+def test_runs_collected_by_an_older_collector_are_all_redone_on_resume() -> None:
+    """collector-8 (settling on signals) changed what the evidence holds: no run of the old directory may be reused
+    by a resume, and none of its keys may be planned again."""
+    replanned, recorded = _replanned()
+    assert COLLECTOR_VERSION != RECORDED_COLLECTOR
+    assert len(replanned) == len(recorded) == 8
+    assert not set(replanned) & set(recorded)
+
+
+def test_the_keys_planned_today_change_only_on_purpose() -> None:
+    replanned, _ = _replanned()
+    assert replanned == PLANNED_TODAY, (
+        "run keys changed: if evidence collection or a keyed config changed on purpose, update PLANNED_TODAY "
+        "(and bump COLLECTOR_VERSION where the evidence changed); otherwise resumed sweeps would redo every run")
 
 
 def test_export_writes_what_the_version_that_made_the_directory_wrote(run_dir: Path, tmp_path: Path) -> None:
