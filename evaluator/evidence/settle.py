@@ -59,7 +59,7 @@ class _PageState:
 
 async def _page_state(page: Page) -> _PageState | None:
     try:
-        raw: Any = await page.evaluate(page_script("settle_state"))
+        raw: Any = await page.evaluate(page_script("settle_state"), page_script("layout_signature"))
     except Exception:  # noqa: BLE001 - a navigation in progress destroys the context; poll again
         return None
     if not isinstance(raw, dict):

@@ -3,11 +3,9 @@
 // and animation frames: null when none is pending, -1 when the clock is not there to ask), and the milliseconds
 // until the first running finite animation or transition ends (null: none). Read-only: it calls nothing the
 // page does not already have.
-() => {
-  const d = document.documentElement, b = document.body;
-  const layout = [document.readyState, document.fonts ? document.fonts.status : '', d ? d.scrollWidth : 0,
-                  d ? d.scrollHeight : 0, document.getElementsByTagName('*').length,
-                  b ? b.innerText.length : 0, window.scrollX, window.scrollY].join('|');
+// Argument: the source of layout_signature.js.
+(layoutSignatureSource) => {
+  const layout = [eval(layoutSignatureSource)(), window.scrollX, window.scrollY].join('|');
   let timerMs = -1;
   try {
     const clock = globalThis.__pwClock && globalThis.__pwClock.controller;
