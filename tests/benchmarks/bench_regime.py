@@ -52,7 +52,6 @@ from typing import Any, Literal
 
 import yaml
 from playwright.async_api import Browser, Playwright, async_playwright
-from playwright.async_api import TimeoutError as PlaywrightTimeoutError
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
@@ -64,11 +63,11 @@ from evaluator.answer.extract import ExtractedApp, extract_app  # noqa: E402
 from evaluator.answer.generate import find_answer  # noqa: E402
 from evaluator.browser.app_host import BUILD_OUTPUT, BUILD_TIMEOUT_S  # noqa: E402
 from evaluator.browser.context_pool import ContextPool  # noqa: E402
-from evaluator.browser.launch import LAUNCH_ARGS, chromium_executable  # noqa: E402
 from evaluator.browser.serve import serve_directory  # noqa: E402
 from evaluator.judges import create_judge  # noqa: E402
 from evaluator.models import AgentConfig, Candidate, JudgeConfig, Query, QuerySet, Stack, Verdict  # noqa: E402
 from evaluator.run import StagePaths, execute_run, make_run_spec  # noqa: E402
+from tests.benchmarks.bench_static_perception import artifactsbench_capture  # noqa: E402
 
 RATIO_TARGET = 1.0
 RATIO_DONE = 1.25
@@ -306,29 +305,13 @@ async def baseline(bench: Bench, files: dict[str, bytes], page_path: str) -> Mea
     for rel, content in files.items():
         (out / "app" / rel).parent.mkdir(parents=True, exist_ok=True)
         (out / "app" / rel).write_bytes(content)
-    note = ""
     with serve_directory(out / "app", []) as origin:
         before = await bench.cpu()
-        started = time.perf_counter()
-        browser = await bench.playwright.chromium.launch(executable_path=chromium_executable(bench.playwright),
-                                                         args=list(LAUNCH_ARGS))
-        try:
-            page = await browser.new_page(viewport={"width": 1280, "height": 800})
-            try:
-                await page.goto(f"{origin}/{page_path}", wait_until="networkidle")
-            except PlaywrightTimeoutError:
-                note = "networkidle timed out"
-            for i in range(3):
-                await page.screenshot(path=str(out / f"baseline-{i}.png"))
-                if i < 2:
-                    await asyncio.sleep(1.0)
-        finally:
-            await browser.close()
-        seconds = time.perf_counter() - started
+        seconds = await artifactsbench_capture(bench.playwright, f"{origin}/{page_path}", out)
         cpu = await bench.cpu_since(before)
     shots = sum(1 for p in out.glob("baseline-*.png") if p.stat().st_size > 0)
     shutil.rmtree(out, ignore_errors=True)
-    return Measured(seconds=round(seconds, 3), cpu=cpu, screenshots=shots, note=note)
+    return Measured(seconds=round(seconds, 3), cpu=cpu, screenshots=shots)
 
 
 async def regime(bench: Bench, app: App, settle: Settle) -> Measured:
@@ -369,7 +352,7 @@ async def measure_app(bench: Bench, app: App, index: int) -> dict[str, Measured]
         await bench.pool.ready()  # made ahead while the last run was encoded and judged: not counted
         if item == "baseline":
             results[item] = await baseline(bench, files, page_path)
-            results[item].note = "; ".join(n for n in (built, results[item].note) if n)
+            results[item].note = built
         else:
             results[item] = await regime(bench, app, "signals" if item == "signals" else "fixed")
             if results[item].status == "non_assessable":

@@ -46,17 +46,21 @@ def _apps(limit: int) -> list[tuple[str, ExtractedApp]]:
     return apps
 
 
-async def _baseline(playwright: Playwright, url: str, out: Path) -> float:
+async def artifactsbench_capture(playwright: Playwright, url: str, out: Path) -> float:
+    """The baseline (also bench_regime's): a new Chromium, ``url`` at network idle, ``out/baseline-{0,1,2}.png``
+    one second apart; its seconds."""
     started = time.perf_counter()
     browser = await playwright.chromium.launch(executable_path=chromium_executable(playwright),
                                                args=list(LAUNCH_ARGS))
-    page = await browser.new_page(viewport={"width": 1280, "height": 800})
-    await page.goto(url, wait_until="networkidle")
-    for i in range(3):
-        await page.screenshot(path=str(out / f"baseline-{i}.png"))
-        if i < 2:
-            await asyncio.sleep(1.0)
-    await browser.close()
+    try:
+        page = await browser.new_page(viewport={"width": 1280, "height": 800})
+        await page.goto(url, wait_until="networkidle")
+        for i in range(3):
+            await page.screenshot(path=str(out / f"baseline-{i}.png"))
+            if i < 2:
+                await asyncio.sleep(1.0)
+    finally:
+        await browser.close()
     return time.perf_counter() - started
 
 
@@ -100,7 +104,7 @@ async def main(limit: int) -> float:
                     order = ("baseline", "evalgrid") if i % 2 == 0 else ("evalgrid", "baseline")
                     for which in order:
                         if which == "baseline":
-                            baseline_times.append(await _baseline(playwright, url, root))
+                            baseline_times.append(await artifactsbench_capture(playwright, url, root))
                         else:
                             total, audit = await _evalgrid(shared, url, root)
                             evalgrid_times.append(total)
