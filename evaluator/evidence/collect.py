@@ -143,7 +143,7 @@ class EvidenceCollection:
                                                            f"{self._hung.detail}", self._hung)
         if self._failure is not None:
             return self._commit_failure(self._failure)
-        return self._commit()
+        return await self._commit()
 
     async def _build_app(self, origin: str) -> str:
         """Build a component or project answer, whose output is then what is served; the URL to open."""
@@ -196,6 +196,10 @@ class EvidenceCollection:
                 except TimeoutError:
                     pass  # a dead tab may never answer; the frames received so far are the video
             self._timings["interaction"] = time.monotonic() - mark
+        except BaseException:
+            if self._recorder is not None:
+                self._recorder.abandon_video()  # the run goes no further: no video will be asked of the encoder
+            raise
         finally:
             await self._sound.stop()
             try:
@@ -243,6 +247,8 @@ class EvidenceCollection:
         if phase != "interaction" and not self._writer.path("static/failure.json").exists():
             self._writer.write_json("static/failure.json", {"phase": phase, "error": detail})
         last = self._last_screenshot()
+        if self._recorder is not None:
+            self._recorder.abandon_video()
         self._write_interaction(InteractionResult(
             ended_by=cause.value, error=detail, steps=len(trace),
             frames=self._recorder.frame_count if self._recorder is not None else 0,
@@ -270,13 +276,13 @@ class EvidenceCollection:
             [], _no_summary(f"the app failed during Static Perception: {failure['error']}"), timeline=False)
         return self._finish(video_time=lambda wall: None)
 
-    def _commit(self) -> EvidenceManifest:
+    async def _commit(self) -> EvidenceManifest:
         """Encode the video (with its sound), record how the interaction went and commit the bundle."""
         recorder, interaction = self._recorder, self._interaction
         mark = time.monotonic()
         video_s, audio = 0.0, AudioTrack(track=False, note="no video")
         if recorder is not None and recorder.frame_count:
-            video_s = recorder.encode(self._writer.path("interaction/video.mp4"))
+            video_s = await recorder.finish(self._writer.path("interaction/video.mp4"))
             audio = self._sound.mux_into(self._writer.path("interaction/video.mp4"),
                                          video_started_at=recorder.started_at)
         elif self._error is None:

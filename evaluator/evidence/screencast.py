@@ -2,6 +2,8 @@
 
 Chromium sends a frame only when the screen changes, so each frame's timestamp is kept and the
 previous frame is held until the next one: the video's clock then matches the action trace's.
+The video is encoded while it is recorded (:mod:`evaluator.evidence.live_encode`); the frames are
+also kept on disk, and encoded afterwards when live encoding failed.
 
 An app decides how much its screen changes, so the recording is bounded whatever it does: at most
 :data:`MAX_FPS` frames a second are kept, the kept frames' bytes are budgeted (past the budget, one a
@@ -23,9 +25,12 @@ from typing import Any
 from playwright.async_api import CDPSession
 
 from evaluator.errors import EncoderUnavailableError
+from evaluator.evidence.live_encode import LiveEncoder
 from evaluator.models import CapHit
 
 VIDEO_SIZE = (1280, 800)
+VIDEO_FPS = 10
+"""The video's frame rate (the kept frames are finer; the video holds each until its slot)."""
 MAX_FPS = 25
 """Frames kept per second of the page's time at most (a noisy canvas sends about 60)."""
 FRAME_BUDGET_BYTES = 160 * 1024 * 1024
@@ -39,11 +44,12 @@ MAX_BITRATE = "2500k"
 class ScreenRecorder:
     """Records screencast frames of one page to ``frames_dir`` with their wall-clock timestamps.
 
-    ``caps`` receives a note for each limit the recording reaches (the bundle's writer's list).
+    ``caps`` receives a note for each limit the recording reaches (the bundle's writer's list). ``live``
+    encodes the video while recording (off: only after, by :meth:`encode`).
     """
 
     def __init__(self, cdp: CDPSession, frames_dir: Path, *, quality: int = 60,
-                 caps: list[CapHit] | None = None) -> None:
+                 caps: list[CapHit] | None = None, live: bool = True) -> None:
         self._cdp = cdp
         self._dir = frames_dir
         self._quality = quality
@@ -54,6 +60,8 @@ class ScreenRecorder:
         self._dropped = {"fps": 0, "budget": 0, "cap": 0}
         self._held: tuple[float, bytes, str] | None = None
         """The latest frame not kept (too soon, or over budget): kept when recording stops if nothing followed."""
+        self._live = LiveEncoder(fps=VIDEO_FPS, output_args=_output_args((frames_dir / "live.mp4").resolve()),
+                                 log=frames_dir / "live.log") if live else None
         self.started_at = 0.0
         self.stopped_at = 0.0
 
@@ -70,6 +78,8 @@ class ScreenRecorder:
         """Begin recording."""
         self._dir.mkdir(parents=True, exist_ok=True)
         self._cdp.on("Page.screencastFrame", self._on_frame)
+        if self._live is not None:
+            await self._live.start()
         self.started_at = time.time()
         await self._cdp.send(
             "Page.startScreencast",
@@ -125,6 +135,8 @@ class ScreenRecorder:
     def _keep(self, stamp: float, data: bytes) -> None:
         name = f"{len(self._frames):06d}.jpg"
         (self._dir / name).write_bytes(data)
+        if self._live is not None:
+            self._live.add(self.video_time(stamp) if self._frames else 0.0, data)
         self._bytes += len(data)
         self._frames.append((stamp, name))
 
@@ -137,14 +149,29 @@ class ScreenRecorder:
         """Frames with their video times, for the evidence bundle."""
         return [{"file": name, "video_time_s": round(self.video_time(t), 3)} for t, name in self._frames]
 
-    def encode(self, out: Path, *, fps: int = 10) -> float:
-        """Encode the frames to H.264 MP4 at ``fps``; returns the video's duration in seconds."""
+    @property
+    def duration(self) -> float:
+        """The video's length: the recording's, at least one frame."""
+        return max(self.stopped_at - self.started_at, 1.0 / VIDEO_FPS)
+
+    async def finish(self, out: Path) -> float:
+        """The video at ``out``, from the live encoder or, where it failed, encoded now; its duration in seconds."""
+        if not self._frames:
+            raise EncoderUnavailableError("the screencast delivered no frame; the page never painted")
+        if self._live is not None and await self._live.finish(self.duration):
+            (self._dir / "live.mp4").replace(out)
+            self._note_bitrate(out)
+            return self.duration
+        return await asyncio.to_thread(self.encode, out)
+
+    def encode(self, out: Path) -> float:
+        """Encode the kept frames to H.264 MP4 at :data:`VIDEO_FPS`; returns the video's duration in seconds."""
         ffmpeg = shutil.which("ffmpeg")
         if ffmpeg is None:
             raise EncoderUnavailableError("ffmpeg is not installed: install Debian's 'ffmpeg' (make setup does)")
         if not self._frames:
             raise EncoderUnavailableError("the screencast delivered no frame; the page never painted")
-        duration = max(self.stopped_at - self.started_at, 1.0 / fps)
+        duration = self.duration
         listing = self._dir / "frames.ffconcat"
         lines = ["ffconcat version 1.0"]
         times = [self.video_time(t) for t, _ in self._frames]
@@ -154,27 +181,40 @@ class ScreenRecorder:
             lines += [f"file {name}", f"duration {max(end - times[i], 0.001):.3f}"]
         lines.append(f"file {self._frames[-1][1]}")
         listing.write_text("\n".join(lines) + "\n")
-        width, height = VIDEO_SIZE
-        scale = f"scale={width}:{height}:force_original_aspect_ratio=decrease,pad={width}:{height}:-1:-1:color=black"
-        cmd = [
-            ffmpeg, "-nostdin", "-loglevel", "error", "-y", "-f", "concat", "-safe", "0", "-i", listing.name,
-            "-vf", f"{scale},fps={fps}", "-t", f"{duration:.3f}", "-c:v", "libx264", "-preset", "ultrafast",
-            "-crf", "30", "-maxrate", MAX_BITRATE, "-bufsize", f"{2 * int(MAX_BITRATE[:-1])}k",
-            "-pix_fmt", "yuv420p", "-movflags", "+faststart", str(out.resolve()),
-        ]
+        cmd = [ffmpeg, "-nostdin", "-loglevel", "error", "-y", "-f", "concat", "-safe", "0", "-i", listing.name,
+               "-t", f"{duration:.3f}", *_output_args(out.resolve(), fps_filter=True)]
         proc = subprocess.run(cmd, cwd=self._dir, capture_output=True, text=True, timeout=300, check=False)
         if proc.returncode != 0:
             raise EncoderUnavailableError(f"ffmpeg failed to encode the screen video: {proc.stderr.strip()[-500:]}")
-        kbps = out.stat().st_size * 8 / 1000 / duration
+        self._note_bitrate(out)
+        return duration
+
+    def _note_bitrate(self, out: Path) -> None:
+        kbps = out.stat().st_size * 8 / 1000 / self.duration
         if kbps > 0.8 * int(MAX_BITRATE[:-1]):
             self._caps.append(CapHit(what="video_bitrate", limit=f"{MAX_BITRATE}bit/s",
                                      detail=f"the video ran at {kbps:.0f} kbit/s: the encoder's cap lowered its "
                                             "quality where the screen changed most"))
-        return duration
+
+    def abandon_video(self) -> None:
+        """No video will be made (the run was cut short): a live encoder still running stops; the frames stay."""
+        if self._live is not None:
+            self._live.abandon()
 
     def discard_frames(self) -> None:
-        """Delete the raw frames once the video is encoded."""
+        """Delete the raw frames once the video is encoded (or will not be)."""
+        self.abandon_video()
         shutil.rmtree(self._dir, ignore_errors=True)
+
+
+def _output_args(out: Path, *, fps_filter: bool = False) -> list[str]:
+    """ffmpeg's options for the evidence video: the frame fitted to :data:`VIDEO_SIZE`, H.264 under the bitrate
+    cap (``fps_filter``: resampled to :data:`VIDEO_FPS`, for input that is not constant-rate already)."""
+    width, height = VIDEO_SIZE
+    scale = f"scale={width}:{height}:force_original_aspect_ratio=decrease,pad={width}:{height}:-1:-1:color=black"
+    return ["-vf", f"{scale},fps={VIDEO_FPS}" if fps_filter else scale, "-c:v", "libx264", "-preset", "ultrafast",
+            "-crf", "30", "-maxrate", MAX_BITRATE, "-bufsize", f"{2 * int(MAX_BITRATE[:-1])}k",
+            "-pix_fmt", "yuv420p", "-movflags", "+faststart", str(out)]
 
 
 _FRAME_CAPS = {

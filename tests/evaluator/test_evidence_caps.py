@@ -38,7 +38,7 @@ def _record(frames: list[tuple[float, bytes]], tmp_path: Path) -> tuple[ScreenRe
     async def scenario() -> tuple[ScreenRecorder, list[Any]]:
         cdp = _FakeCdp()
         caps: list[Any] = []
-        recorder = ScreenRecorder(cdp, tmp_path / "frames", caps=caps)  # type: ignore[arg-type]
+        recorder = ScreenRecorder(cdp, tmp_path / "frames", caps=caps, live=False)  # type: ignore[arg-type]
         await recorder.start()
         for stamp, data in frames:
             cdp.handler({"data": base64.b64encode(data).decode(), "metadata": {"timestamp": stamp}, "sessionId": 1})

@@ -51,7 +51,7 @@ def test_freeze_stops_clock_timers_animation_frames_and_css_then_resumes(tmp_pat
             page, cdp = await _open(browser, origin)
             freezer = FreezeController(page, cdp)
             await freezer.start()
-            recorder = ScreenRecorder(cdp, tmp_path / "frames")
+            recorder = ScreenRecorder(cdp, tmp_path / "frames", live=False)
             await recorder.start()
             await asyncio.sleep(0.6)
             await freezer.freeze()
@@ -116,7 +116,7 @@ def test_page_stays_frozen_through_a_slow_deliberation_in_the_interaction_loop(t
                 return Action(kind=ActionKind.CLICK, element=bump)
 
             writer = EvidenceWriter(tmp_path / "bundle")
-            recorder = ScreenRecorder(cdp, tmp_path / "frames")
+            recorder = ScreenRecorder(cdp, tmp_path / "frames", live=False)
             await recorder.start()
             interaction = Interaction(page=page, app_url=f"{origin}/freeze-clock.html", writer=writer,
                                       recorder=recorder, freezer=freezer, log=PageLog(), policy=slow_policy,

@@ -135,7 +135,7 @@ def test_the_page_stays_frozen_through_five_seconds_of_model_latency(tmp_path: P
                 samples.append((before, await page.evaluate(PROBE)))
                 return action
 
-            recorder = ScreenRecorder(cdp, tmp_path / "frames")
+            recorder = ScreenRecorder(cdp, tmp_path / "frames", live=False)
             await recorder.start()
             interaction = Interaction(page=page, app_url=f"{origin}/freeze-clock.html",
                                       writer=EvidenceWriter(tmp_path / "bundle"), recorder=recorder, freezer=freezer,
