@@ -12,6 +12,9 @@ LLM judge):
 - token and cost accounting from the server's usage report (estimated and marked when absent);
 - a response cache keyed by the request's hash: a run redone after an infrastructure failure
   never pays for the same call twice;
+- OpenAI-style function calling: ``tools`` go out with the request, the model's ``tool_calls`` come back
+  on the result (streamed fragments assembled), their arguments kept as the server sent them so that
+  invalid JSON is the caller's to tell the model about, not a retry;
 - the sweep's spending cap (:mod:`evaluator.llm.budget`): a call that could pass it is not made.
 
 API keys come from the environment variable the endpoint names, never from sweep files, and never
@@ -30,10 +33,10 @@ import time
 import weakref
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Literal, NamedTuple, TypeVar
 
 import httpx
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from evaluator.atomic import write_json_atomic
 from evaluator.errors import BudgetExhaustedError, ConfigError, ModelRequestError, ModelUnavailableError
@@ -46,6 +49,9 @@ _RETRY_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504, 520, 522, 524
 _IMAGE_TOKENS = 1000  # what an image part is assumed to cost when estimating before the call
 _DEFAULT_MAX_TOKENS = 4096
 
+
+TOOL_NAME = r"^[a-zA-Z0-9_-]{1,64}$"
+"""What a function offered to a model may be called (OpenAI's rule)."""
 
 POOL_NAME = r"^[a-z0-9][a-z0-9-]{0,40}$"
 """What a judge pool may be called (``evalgrid judge serve --name``, an endpoint's ``pool``)."""
@@ -130,6 +136,79 @@ class ModelOptions(BaseModel):
     """Show the model images (screenshots, keyframes), not only text."""
 
 
+class ToolSpec(BaseModel):
+    """A function the model may call. Sent in OpenAI's shape (:meth:`wire`); that shape is also accepted here."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
+
+    name: str = Field(pattern=TOOL_NAME)
+    """What the model calls it."""
+    description: str = ""
+    """What it does and when to call it, for the model."""
+    parameters: dict[str, Any] = Field(default_factory=lambda: {"type": "object", "properties": {}})
+    """A JSON schema of its arguments (an object)."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _unwrap(cls, data: Any) -> Any:
+        # Specs copied from OpenAI's documentation come as {"type": "function", "function": {...}}.
+        if isinstance(data, dict) and data.get("type") == "function" and isinstance(data.get("function"), dict):
+            return data["function"]
+        return data
+
+    def wire(self) -> dict[str, Any]:
+        """The spec as an entry of the request's ``tools``."""
+        return {"type": "function",
+                "function": {"name": self.name, "description": self.description, "parameters": self.parameters}}
+
+
+class ToolArguments(NamedTuple):
+    """A tool call's arguments read as JSON: the object, or ``None`` and why not."""
+
+    value: dict[str, Any] | None
+    """The arguments, when they are a JSON object."""
+    error: str
+    """Empty when ``value`` is set; else what is wrong, in words the model can be told."""
+
+
+class ToolCall(BaseModel):
+    """One function call the model asked for."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
+
+    id: str
+    """The call's id; the tool's result goes back with it (:meth:`result_message`)."""
+    name: str
+    """The function's name, as the model wrote it (it may name no offered tool)."""
+    arguments: str
+    """The arguments exactly as the server sent them: a JSON string that may not be valid."""
+
+    def arguments_or_error(self) -> ToolArguments:
+        """The arguments as a JSON object, or ``None`` and an error to show the model so it can call again.
+
+        An empty string counts as no arguments (servers send it for functions without parameters).
+        """
+        if not self.arguments.strip():
+            return ToolArguments({}, "")
+        try:
+            value = json.loads(self.arguments)
+        except ValueError as exc:
+            return ToolArguments(None, f"the arguments of your call to {self.name!r} are not valid JSON ({exc}); "
+                                       "call it again with one JSON object as its arguments")
+        if not isinstance(value, dict):
+            return ToolArguments(None, f"the arguments of your call to {self.name!r} are JSON but not an object; "
+                                       "call it again with one JSON object as its arguments")
+        return ToolArguments(value, "")
+
+    def wire(self) -> dict[str, Any]:
+        """The call as an entry of an assistant message's ``tool_calls``."""
+        return {"id": self.id, "type": "function", "function": {"name": self.name, "arguments": self.arguments}}
+
+    def result_message(self, content: str | list[dict[str, Any]]) -> dict[str, Any]:
+        """The ``tool`` message that answers this call (append it after the assistant's message)."""
+        return {"role": "tool", "tool_call_id": self.id, "content": content}
+
+
 class ChatRequest(BaseModel):
     """One chat completion request, as sent (and hashed for the cache)."""
 
@@ -145,15 +224,36 @@ class ChatRequest(BaseModel):
     """Other body fields the endpoint understands (``top_p``, ``stop`` ...)."""
     cache_salt: str = ""
     """Makes otherwise identical requests distinct in the cache (e.g. sample 2 of n); not sent."""
+    tools: list[ToolSpec] | None = None
+    """Functions the model may call (an empty list is the same as none)."""
+    tool_choice: Literal["auto", "none", "required"] | None = None
+    """Whether the model may, may not or must call one; ``None``: the server's default (not sent)."""
+
+    @field_validator("tools")
+    @classmethod
+    def _no_empty_tools(cls, tools: list[ToolSpec] | None) -> list[ToolSpec] | None:
+        # Servers reject an empty `tools` array; and [] must hash like None, since it sends the same body.
+        return tools or None
+
+    @model_validator(mode="after")
+    def _choice_needs_tools(self) -> ChatRequest:
+        if self.tool_choice is not None and self.tools is None:
+            raise ValueError("tool_choice needs tools")
+        names = [tool.name for tool in self.tools or []]
+        if len(set(names)) != len(names):
+            raise ValueError(f"two tools share a name: {names}")
+        return self
 
     def body(self, *, stream: bool) -> dict[str, Any]:
         """The JSON body of the HTTP request."""
         body: dict[str, Any] = {"model": self.model, "messages": self.messages, "temperature": self.temperature,
                                 **self.extra}
-        for name in ("max_tokens", "response_format", "seed"):
+        for name in ("max_tokens", "response_format", "seed", "tool_choice"):
             value = getattr(self, name)
             if value is not None:
                 body[name] = value
+        if self.tools is not None:
+            body["tools"] = [tool.wire() for tool in self.tools]
         if stream:
             body["stream"] = True
             body["stream_options"] = {"include_usage": True}
@@ -161,14 +261,20 @@ class ChatRequest(BaseModel):
 
     def key(self, endpoint_name: str) -> str:
         """The cache key: the endpoint's name and everything that shapes the answer."""
-        payload = json.dumps({"endpoint": endpoint_name, "request": self.model_dump(mode="json")}, sort_keys=True,
-                             ensure_ascii=False, separators=(",", ":"))
+        # Fields added since the cache began are left out while unset, so older requests keep their keys.
+        unset = {name for name in ("tools", "tool_choice") if getattr(self, name) is None}
+        payload = json.dumps({"endpoint": endpoint_name, "request": self.model_dump(mode="json", exclude=unset)},
+                             sort_keys=True, ensure_ascii=False, separators=(",", ":"))
         return hashlib.sha256(payload.encode()).hexdigest()
 
     def estimated_prompt_tokens(self) -> int:
-        """A generous estimate of the prompt's size, for the budget's reservation."""
-        chars, images = 0, 0
+        """A generous estimate of the prompt's size, for the budget's reservation (tool specs and the
+        assistant's earlier tool calls count as text)."""
+        chars = len(json.dumps([tool.wire() for tool in self.tools])) if self.tools else 0
+        images = 0
         for message in self.messages:
+            if message.get("tool_calls"):
+                chars += len(json.dumps(message["tool_calls"]))
             content = message.get("content")
             if isinstance(content, str):
                 chars += len(content)
@@ -206,6 +312,16 @@ class ChatResult(BaseModel):
     """Attempts it took."""
     cached: bool = False
     """Served from the response cache (nothing was paid now)."""
+    tool_calls: list[ToolCall] = Field(default_factory=list)
+    """The functions the model asked to call, in its order. Read these, not ``finish_reason``: it is
+    ``tool_calls`` from OpenAI, but some servers say ``stop``."""
+
+    def assistant_message(self) -> dict[str, Any]:
+        """The model's turn as a message to send back in the next request (with its tool calls)."""
+        if not self.tool_calls:
+            return {"role": "assistant", "content": self.content}
+        return {"role": "assistant", "content": self.content or None,
+                "tool_calls": [call.wire() for call in self.tool_calls]}
 
     def answer_as(self, schema: type[_Answer]) -> tuple[_Answer | None, str]:
         """The content as a JSON answer of ``schema`` (a fenced block is unwrapped); else ``None`` and why not, in
@@ -409,7 +525,7 @@ class ChatClient:
             message = choice.get("message") or {}
             return self._result(request, content=message.get("content") or "", refusal=message.get("refusal"),
                                 finish=choice.get("finish_reason") or "stop", model=data.get("model") or request.model,
-                                usage=data.get("usage"))
+                                usage=data.get("usage"), tool_calls=_tool_calls(message.get("tool_calls")))
         except (ValueError, KeyError, IndexError, TypeError) as exc:
             raise _Retry(f"the endpoint answered a body that is not a chat completion ({exc!r})") from exc
 
@@ -429,6 +545,7 @@ class ChatClient:
         finish: str | None = None
         model = request.model
         usage: dict[str, Any] | None = None
+        calls = _StreamedCalls()
         done = False
         async for line in response.aiter_lines():
             if not line.startswith("data:"):
@@ -451,20 +568,82 @@ class ChatClient:
                     parts.append(delta["content"])
                 if delta.get("refusal"):
                     refusal.append(delta["refusal"])
+                calls.add(delta.get("tool_calls"))
                 finish = choice.get("finish_reason") or finish
         if not done and finish is None:
             raise _Retry("the stream ended before the completion did (connection cut?)")
         return self._result(request, content="".join(parts), refusal="".join(refusal) or None,
-                            finish=finish or "stop", model=model, usage=usage)
+                            finish=finish or "stop", model=model, usage=usage, tool_calls=calls.finished())
 
     def _result(self, request: ChatRequest, *, content: str, refusal: str | None, finish: str, model: str,
-                usage: dict[str, Any] | None) -> ChatResult:
+                usage: dict[str, Any] | None, tool_calls: list[ToolCall]) -> ChatResult:
         estimated = not usage or "prompt_tokens" not in usage
         prompt = int(usage["prompt_tokens"]) if not estimated and usage else request.estimated_prompt_tokens()
-        completion = int((usage or {}).get("completion_tokens") or 0) if not estimated else len(content) // 3 + 1
+        written = len(content) + sum(len(call.name) + len(call.arguments) for call in tool_calls)
+        completion = int((usage or {}).get("completion_tokens") or 0) if not estimated else written // 3 + 1
         return ChatResult(content=content, finish_reason=finish, refusal=refusal, model=model, prompt_tokens=prompt,
                           completion_tokens=completion, usage_estimated=estimated,
-                          cost_usd=round(self.endpoint.cost(prompt, completion), 8), latency_s=0.0, attempts=1)
+                          cost_usd=round(self.endpoint.cost(prompt, completion), 8), latency_s=0.0, attempts=1,
+                          tool_calls=tool_calls)
+
+
+def _argument_text(arguments: Any) -> str:
+    # OpenAI sends a JSON string; a few servers send the object itself. Either way the caller gets text.
+    if arguments is None:
+        return ""
+    return arguments if isinstance(arguments, str) else json.dumps(arguments, ensure_ascii=False)
+
+
+def _tool_calls(raw: Any) -> list[ToolCall]:
+    """The tool calls of a whole (not streamed) message; a malformed entry raises (the body is garbled)."""
+    calls = []
+    for index, item in enumerate(raw or []):
+        function = item["function"]
+        # Some servers leave out the id; the caller still needs one to answer the call with.
+        calls.append(ToolCall(id=item.get("id") or f"call_{index}", name=function["name"],
+                              arguments=_argument_text(function.get("arguments"))))
+    return calls
+
+
+@dataclass
+class _CallParts:
+    id: str = ""
+    name: str = ""
+    arguments: list[str] = field(default_factory=list)
+
+
+class _StreamedCalls:
+    """Tool calls arriving in fragments: each fragment names its call by ``index``; the id and the name come
+    once, the arguments in pieces to be joined."""
+
+    def __init__(self) -> None:
+        self._parts: dict[int, _CallParts] = {}
+
+    def add(self, fragments: Any) -> None:
+        """Take one delta's ``tool_calls`` (``None`` when it has none)."""
+        for fragment in fragments or []:
+            if not isinstance(fragment, dict) or not isinstance(fragment.get("function") or {}, dict):
+                raise _Retry(f"a streamed tool call fragment is not one: {str(fragment)[:120]!r}")
+            index = fragment.get("index")
+            if not isinstance(index, int):  # a server that leaves out the index: a new id starts a new call
+                new = fragment.get("id") and all(part.id != fragment["id"] for part in self._parts.values())
+                index = len(self._parts) if new or not self._parts else max(self._parts)
+            parts = self._parts.setdefault(index, _CallParts())
+            function = fragment.get("function") or {}
+            # Only the first fragment carries the id and name; a server repeating them must not double them.
+            parts.id = parts.id or fragment.get("id") or ""
+            parts.name = parts.name or function.get("name") or ""
+            parts.arguments.append(_argument_text(function.get("arguments")))
+
+    def finished(self) -> list[ToolCall]:
+        """The assembled calls in index order (arguments as joined, valid JSON or not)."""
+        calls = []
+        for index in sorted(self._parts):
+            parts = self._parts[index]
+            if not parts.name:
+                raise _Retry(f"a streamed tool call (index {index}) never named its function")
+            calls.append(ToolCall(id=parts.id or f"call_{index}", name=parts.name, arguments="".join(parts.arguments)))
+        return calls
 
 
 def _retry_after(response: httpx.Response) -> float | None:

@@ -3,11 +3,13 @@
 Real HTTP, real server-sent events, real status codes: what evalgrid's client, agent and judge
 meet in production, minus the model. Each request takes the next :class:`Turn` of the script (or
 asks ``responder``, a function of the request body); every request and the number in flight are
-recorded.
+recorded. A turn may call functions (``tool_calls``): streamed, each call's arguments are split over
+several chunks, as OpenAI sends them.
 """
 
 from __future__ import annotations
 
+import itertools
 import json
 import threading
 import time
@@ -26,7 +28,8 @@ class Turn:
     status: int = 200
     stream: bool | None = None
     """Stream the answer (default: when the request asks for it)."""
-    finish_reason: str = "stop"
+    finish_reason: str | None = None
+    """Default: ``tool_calls`` when the turn calls functions, else ``stop``."""
     refusal: str | None = None
     delay_s: float = 0.0
     """Before the status line (a slow model, or a hang when longer than the client's timeout)."""
@@ -42,6 +45,9 @@ class Turn:
     """Report token usage."""
     model: str | None = None
     """The model id reported (default: the requested one)."""
+    tool_calls: list[dict[str, Any]] = field(default_factory=list)
+    """Functions the model calls: ``{"name": ..., "arguments": "<JSON text, valid or not>"}``, optionally
+    with an ``id`` (else one is made up)."""
 
 
 @dataclass
@@ -57,6 +63,14 @@ class ScriptedServer:
     request_times: list[float] = field(default_factory=list)
     url: str = ""
     _lock: threading.Lock = field(default_factory=threading.Lock)
+    _call_ids: Iterator[int] = field(default_factory=lambda: itertools.count(1))
+
+    def wire_calls(self, turn: Turn) -> list[dict[str, Any]]:
+        """The turn's tool calls as OpenAI writes them in a message, each with an id."""
+        with self._lock:
+            return [{"id": call.get("id") or f"call_scripted_{next(self._call_ids)}", "type": "function",
+                     "function": {"name": call["name"], "arguments": call.get("arguments", "")}}
+                    for call in turn.tool_calls]
 
     def next_turn(self, body: dict[str, Any]) -> Turn:
         with self._lock:
@@ -115,8 +129,11 @@ def _handler(server: ScriptedServer) -> type[BaseHTTPRequestHandler]:
             if turn.garbage:
                 self._plain(200, b"<html>502 Bad Gateway from a proxy</html>")
                 return
+            calls = server.wire_calls(turn)
+            finish = turn.finish_reason or ("tool_calls" if calls else "stop")
             prompt_tokens = sum(len(json.dumps(m)) for m in body.get("messages", [])) // 4
-            completion_tokens = max(1, len(turn.content) // 4)
+            written = len(turn.content) + sum(len(c["function"]["name"] + c["function"]["arguments"]) for c in calls)
+            completion_tokens = max(1, written // 4)
             usage = {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
                      "total_tokens": prompt_tokens + completion_tokens}
             stream = body.get("stream", False) if turn.stream is None else turn.stream
@@ -124,8 +141,10 @@ def _handler(server: ScriptedServer) -> type[BaseHTTPRequestHandler]:
                 message: dict[str, Any] = {"role": "assistant", "content": turn.content}
                 if turn.refusal is not None:
                     message = {"role": "assistant", "content": None, "refusal": turn.refusal}
-                reply = {"id": "chatcmpl-scripted", "object": "chat.completion", "model": model,
-                         "choices": [{"index": 0, "message": message, "finish_reason": turn.finish_reason}]}
+                if calls:
+                    message = {"role": "assistant", "content": turn.content or None, "tool_calls": calls}
+                reply: dict[str, Any] = {"id": "chatcmpl-scripted", "object": "chat.completion", "model": model,
+                         "choices": [{"index": 0, "message": message, "finish_reason": finish}]}
                 if turn.usage:
                     reply["usage"] = usage
                 self._plain(200, json.dumps(reply).encode())
@@ -135,20 +154,16 @@ def _handler(server: ScriptedServer) -> type[BaseHTTPRequestHandler]:
             self.send_header("Cache-Control", "no-cache")
             self.send_header("Connection", "close")
             self.end_headers()
-            pieces = [turn.content[i:i + 16] for i in range(0, len(turn.content), 16)] or [""]
-            sent = 0
-            for piece in pieces:
+            for sent, delta in enumerate(_deltas(turn, calls)):
                 if turn.cut_after_chunks is not None and sent >= turn.cut_after_chunks:
                     self.wfile.flush()
                     self.close_connection = True
                     return
-                delta: dict[str, Any] = {"refusal": turn.refusal} if turn.refusal is not None else {"content": piece}
                 self._event({"id": "chatcmpl-scripted", "object": "chat.completion.chunk", "model": model,
                              "choices": [{"index": 0, "delta": delta, "finish_reason": None}]})
-                sent += 1
                 time.sleep(turn.chunk_delay_s)
             self._event({"id": "chatcmpl-scripted", "object": "chat.completion.chunk", "model": model,
-                         "choices": [{"index": 0, "delta": {}, "finish_reason": turn.finish_reason}]})
+                         "choices": [{"index": 0, "delta": {}, "finish_reason": finish}]})
             if turn.usage:
                 self._event({"id": "chatcmpl-scripted", "object": "chat.completion.chunk", "model": model,
                              "choices": [], "usage": usage})
@@ -160,6 +175,26 @@ def _handler(server: ScriptedServer) -> type[BaseHTTPRequestHandler]:
             self.wfile.flush()
 
     return Handler
+
+
+def _deltas(turn: Turn, calls: list[dict[str, Any]]) -> Iterator[dict[str, Any]]:
+    """The streamed deltas of a turn: its text in pieces of 16 characters, then each tool call the way OpenAI
+    streams one (id and name first with empty arguments, then the arguments in at least two pieces)."""
+    if turn.refusal is not None:
+        yield {"refusal": turn.refusal}
+    elif turn.content or not calls:
+        for i in range(0, len(turn.content), 16):
+            yield {"content": turn.content[i:i + 16]}
+        if not turn.content:
+            yield {"content": ""}
+    for index, call in enumerate(calls):
+        function = call["function"]
+        yield {"tool_calls": [{"index": index, "id": call["id"], "type": "function",
+                               "function": {"name": function["name"], "arguments": ""}}]}
+        arguments = function["arguments"]
+        size = max(1, min(8, -(-len(arguments) // 2)))  # at most 8 characters, and at least two pieces
+        for i in range(0, len(arguments), size):
+            yield {"tool_calls": [{"index": index, "function": {"arguments": arguments[i:i + size]}}]}
 
 
 @contextmanager
