@@ -300,8 +300,8 @@ class InteractionResult(_Wire):
     version: Literal[1] = 1
     ended_by: str
     """``policy`` (it finished), ``budget`` (steps ran out), ``page_failure`` (the page broke the interaction),
-    ``build_failure`` / ``perception_failure`` (no interaction took place), or the app's failure that cut the run
-    short (``hang``, ``crash``, ``tamper``)."""
+    ``build_failure`` / ``perception_failure`` (no interaction took place), ``not_run`` (none was asked for: an app
+    preview), or the app's failure that cut the run short (``hang``, ``crash``, ``tamper``)."""
     error: str | None = None
     """What went wrong, for a person."""
     coverage: Coverage | None = None

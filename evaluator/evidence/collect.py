@@ -121,11 +121,12 @@ class EvidenceCollection:
         self._hung: HangProbe | None = None
         self._started = time.monotonic()
 
-    async def run(self, progress: RunProgress | None = None) -> EvidenceManifest:
+    async def run(self, progress: RunProgress | None = None, *, interact: bool = True) -> EvidenceManifest:
         """Every phase in turn while the app is served, then the commit; the committed bundle's manifest.
 
         ``progress`` gets the app's origin and a way to commit the bundle as it stands (for the worker, when the
-        app hangs or kills the run before the end).
+        app hangs or kills the run before the end). Without ``interact``, the bundle ends after Static Perception
+        (a preview of the app: ``interaction/result.json`` says ``not_run``).
         """
         if progress is not None:
             progress.commit_incomplete = self.commit_incomplete
@@ -134,8 +135,10 @@ class EvidenceCollection:
                 progress.origin = origin
             url = await self._build_app(origin)
             opened = await self._perceive(url) if self._failure is None else None
-            if opened is not None:
+            if opened is not None and interact:
                 await self._interact(*opened, origin=origin, url=url)
+            elif opened is not None:
+                await self._close(opened[0])
         # The app has stopped (its processes too, in a sandbox): the browser is free for the next run's contexts.
         self._contexts.prepare()
         if self._hung is not None:
@@ -143,6 +146,10 @@ class EvidenceCollection:
                                                            f"{self._hung.detail}", self._hung)
         if self._failure is not None:
             return self._commit_failure(self._failure)
+        if not interact:
+            self._write_interaction(InteractionResult(ended_by="not_run", console_entries_dropped=self._log.dropped),
+                                    [], _no_summary("no interaction was asked for (a preview)"), timeline=False)
+            return self._finish(video_time=lambda wall: None)
         return await self._commit()
 
     async def _build_app(self, origin: str) -> str:
@@ -202,10 +209,14 @@ class EvidenceCollection:
             raise
         finally:
             await self._sound.stop()
-            try:
-                await asyncio.wait_for(desktop.close(), 10)
-            except (TimeoutError, PlaywrightError):
-                pass  # a crashed tab's context; the browser itself is checked by the caller
+            await self._close(desktop)
+
+    @staticmethod
+    async def _close(desktop: BrowserContext) -> None:
+        try:
+            await asyncio.wait_for(desktop.close(), 10)
+        except (TimeoutError, PlaywrightError):
+            pass  # a crashed tab's context; the browser itself is checked by the caller
 
     async def _explore(self, desktop: BrowserContext, page: Page, url: str) -> None:
         """The agent's policy explores the page, which is frozen while it deliberates and screencast throughout."""

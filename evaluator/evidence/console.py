@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from enum import StrEnum
 from typing import Any
 
@@ -78,17 +78,19 @@ class PageLog:
     def attach(self, page: Page, phase: Callable[[], str]) -> None:
         """Record ``page``'s events; ``phase`` names the current phase at each event."""
 
-        def add(kind: str, text: str, url: str = "") -> None:
+        def add(kind: str, text: str, url: str = "", line: int | None = None) -> None:
             if len(self.entries) >= self._limit:
                 self.dropped += 1  # a console storm must not grow memory without bound
                 return
             self.entries.append({
                 "wall": time.time(), "phase": phase(), "kind": kind,
                 "class": classify_console(kind, text, url).value, "text": text[:2000], "url": url[:500],
+                **({"line": line} if line is not None else {}),
             })
 
-        page.on("console", lambda m: add(m.type, m.text, (m.location or {}).get("url", "")))
-        page.on("pageerror", lambda e: add("pageerror", f"{e.name}: {e.message}" if e.name else str(e)))
+        page.on("console", lambda m: add(m.type, m.text, *_console_source(m.location)))
+        page.on("pageerror", lambda e: add("pageerror", f"{e.name}: {e.message}" if e.name else str(e),
+                                           *_stack_source(e.stack or "")))
         page.on("requestfailed", lambda r: add("requestfailed", f"{r.failure or 'failed'}: {r.url}", r.url))
         page.on("response", lambda r: add("error", f"HTTP {r.status}{_refusal(r.headers)}: {r.url}", r.url)
                 if r.status >= 400 else None)
@@ -117,3 +119,20 @@ async def _quietly(action: Awaitable[None]) -> None:
         await action
     except Exception:  # noqa: BLE001 - the target vanished first; nothing left to clean up
         pass
+
+
+_STACK_FRAME = re.compile(r"(?:at |@)\(?(?P<url>[a-z][\w+.-]*://[^\s()]+?):(?P<line>\d+):\d+\)?")
+
+
+def _console_source(location: Mapping[str, object] | None) -> tuple[str, int | None]:
+    """Where a console message was written: its script's URL and line (1-based), when the browser says."""
+    location = location or {}
+    line = location.get("lineNumber")
+    url = location.get("url")
+    return (str(url) if url else "", line + 1 if isinstance(line, int) and url else None)
+
+
+def _stack_source(stack: str) -> tuple[str, int | None]:
+    """The script URL and line of an uncaught exception's innermost frame that names one."""
+    match = _STACK_FRAME.search(stack)
+    return (match["url"], int(match["line"])) if match else ("", None)

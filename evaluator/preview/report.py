@@ -1,0 +1,161 @@
+"""What the app preview tool tells a candidate: a structured report read from a Static Perception bundle.
+
+The report says only what the configured checks look for: build errors, uncaught exceptions, console errors,
+a blank render and failed requests by default. It never carries a judge's view of the app, a rubric or a
+query's checklist; the diagnoses and next actions are package data (``prompts/preview-v1.yaml``), versioned.
+"""
+
+from __future__ import annotations
+
+import functools
+from enum import StrEnum
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict
+
+from evaluator.evidence.bundle import EvidenceBundle
+from evaluator.package_data import package_text
+
+PREVIEW_GUIDE = "preview-v1.yaml"
+_MAX_PROBLEMS = 20
+"""Problems in one report at most (a console storm is summarised by its first ones and a count)."""
+
+
+class PreviewCheck(StrEnum):
+    """A kind of problem the preview tool may reveal."""
+
+    BUILD_ERRORS = "build_errors"
+    RUNTIME_EXCEPTIONS = "runtime_exceptions"
+    CONSOLE_ERRORS = "console_errors"
+    BLANK_RENDER = "blank_render"
+    FAILED_REQUESTS = "failed_requests"
+
+
+DEFAULT_CHECKS: tuple[PreviewCheck, ...] = tuple(PreviewCheck)
+
+
+class PreviewProblem(BaseModel):
+    """One problem the preview found."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
+
+    kind: str
+    """A :class:`PreviewCheck` value, ``perception_failure`` (the page crashed before it was seen) or ``not_an_app``
+    (the files could not be read as an app)."""
+    message: str
+    """What the browser or the build said."""
+    file: str | None = None
+    """The app's file it points at, where known (for a built app, the built file: source maps are not read)."""
+    line: int | None = None
+    """The line in ``file`` (1-based), where known."""
+    diagnosis: str
+    """What it means, in one line."""
+
+
+class PreviewReport(BaseModel):
+    """The preview tool's answer (``create_app_preview``)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
+
+    version: str
+    """The guide's version (``preview-v1``): what the tool says about each kind of problem."""
+    status: Literal["ok", "errors"]
+    problems: list[PreviewProblem]
+    more_problems: int = 0
+    """Problems found beyond those listed."""
+    next_action: str
+    """What to do next, explicitly."""
+    checks: list[PreviewCheck]
+    """What this preview looked for (and so what it could reveal)."""
+
+    def as_text(self) -> str:
+        """The report as a model reads it in a tool result."""
+        lines = [f"status: {self.status}", f"checks: {', '.join(self.checks)}"]
+        for problem in self.problems:
+            where = f" at {problem.file}" + (f":{problem.line}" if problem.line else "") if problem.file else ""
+            lines.append(f"- [{problem.kind}]{where}: {problem.message}\n  diagnosis: {problem.diagnosis}")
+        if self.more_problems:
+            lines.append(f"- ... and {self.more_problems} more problems of these kinds")
+        lines.append(f"next action: {self.next_action}")
+        return "\n".join(lines)
+
+
+def preview_report(bundle: EvidenceBundle, *, origin: str | None,
+                   checks: tuple[PreviewCheck, ...] = DEFAULT_CHECKS) -> PreviewReport:
+    """The report of a bundle collected without interaction, limited to ``checks``; ``origin`` is where the app
+    was served (its requests' URLs there are named as the app's files)."""
+    guide = _guide()
+    # Both viewports load the page, so most problems are seen twice: each is told once.
+    found = list({(p.kind, p.message, p.file, p.line): p for p in (*_failure(bundle), *_console(bundle, origin),
+                                                                   *_blank(bundle))
+                  if p.kind in checks or p.kind == "perception_failure"}.values())
+    problems = [PreviewProblem(**p.model_dump(exclude={"diagnosis"}), diagnosis=guide["kinds"][p.kind]["diagnosis"])
+                for p in found[:_MAX_PROBLEMS]]
+    next_action = (guide["kinds"][problems[0].kind]["next_action"] if problems else guide["ok"]["next_action"])
+    return PreviewReport(version=guide["version"], status="errors" if problems else "ok", problems=problems,
+                         more_problems=max(0, len(found) - _MAX_PROBLEMS), next_action=next_action,
+                         checks=list(checks))
+
+
+def preview_tool() -> dict[str, Any]:
+    """The tool as a model is offered it: ``name``, ``description`` and the JSON schema of its ``parameters``."""
+    tool: dict[str, Any] = _guide()["tool"]
+    return tool
+
+
+def not_an_app_report(detail: str, checks: tuple[PreviewCheck, ...] = DEFAULT_CHECKS) -> PreviewReport:
+    """The report on files that are no app (``detail``: why, as extraction said)."""
+    guide = _guide()
+    kind = guide["kinds"]["not_an_app"]
+    return PreviewReport(version=guide["version"], status="errors", checks=list(checks),
+                         problems=[PreviewProblem(kind="not_an_app", message=detail, diagnosis=kind["diagnosis"])],
+                         next_action=kind["next_action"])
+
+
+@functools.cache
+def _guide() -> dict[str, Any]:
+    guide: dict[str, Any] = yaml.safe_load(package_text("prompts", PREVIEW_GUIDE))
+    return guide
+
+
+def _failure(bundle: EvidenceBundle) -> list[PreviewProblem]:
+    if not bundle.has("static/failure.json"):
+        return []
+    failure = bundle.json("static/failure.json")
+    if failure.get("phase") == "build":
+        log = bundle.text("build.log") if bundle.has("build.log") else ""
+        first_error = next((ln.strip() for ln in log.splitlines() if "error" in ln.lower()), "")
+        message = f"{failure['error']}" + (f"; first error: {first_error[:300]}" if first_error else "")
+        return [PreviewProblem(kind=PreviewCheck.BUILD_ERRORS, message=message, diagnosis="")]
+    return [PreviewProblem(kind="perception_failure", message=str(failure.get("error", ""))[:500], diagnosis="")]
+
+
+def _console(bundle: EvidenceBundle, origin: str | None) -> list[PreviewProblem]:
+    problems = []
+    for entry in bundle.json("console.json"):
+        if entry["kind"] == "requestfailed":
+            kind = PreviewCheck.FAILED_REQUESTS
+        elif entry["class"] == "uncaught":
+            kind = PreviewCheck.RUNTIME_EXCEPTIONS
+        elif entry["class"] == "error":
+            kind = PreviewCheck.CONSOLE_ERRORS
+        else:
+            continue
+        url = str(entry.get("url") or "")
+        file = url[len(origin) + 1:].split("?", 1)[0] if origin and url.startswith(origin + "/") else None
+        problems.append(PreviewProblem(kind=kind, message=str(entry["text"])[:500], file=file or None,
+                                       line=entry.get("line") if file else None, diagnosis=""))
+    return problems
+
+
+def _blank(bundle: EvidenceBundle) -> list[PreviewProblem]:
+    if not bundle.has("static/desktop-facts.json"):
+        return []
+    desktop = bundle.json("static/desktop-facts.json")
+    # Blank to the eye and without text: a sparse page (a heading and a button) is nearly all background too,
+    # and telling its author it rendered nothing would mislead.
+    if not desktop.get("image", {}).get("blank") or desktop.get("facts", {}).get("text_length", 0) > 0:
+        return []
+    return [PreviewProblem(kind=PreviewCheck.BLANK_RENDER, message="the desktop screenshot shows only the background",
+                           file=None, diagnosis="")]
