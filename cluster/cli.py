@@ -85,6 +85,7 @@ from evaluator.models import (
     QuerySet,
     Verdict,
 )
+from evaluator.preview.report import DEFAULT_CHECKS, PreviewCheck
 
 if TYPE_CHECKING:
     # argparse gives the type add_subparsers() returns no public name.
@@ -150,6 +151,7 @@ def _parser() -> argparse.ArgumentParser:
     _add_repair_lift(sub)
     _add_readers(sub)
     _add_calibrate(sub)
+    _add_mcp(sub)
     _add_doctor_and_schema(sub)
     return parser
 
@@ -407,6 +409,32 @@ def _add_calibrate(sub: _Commands) -> None:
     calibrate.add_argument("--scheduler", choices=["ray", "local"], default="ray", help="as for `evalgrid run`")
     calibrate.add_argument("--no-progress", action="store_true", help="a line per run instead of a progress bar")
     calibrate.set_defaults(handler=_cmd_calibrate)
+
+
+def _add_mcp(sub: _Commands) -> None:
+    mcp = sub.add_parser(
+        "mcp", help="serve the app preview tool (create_app_preview) to coding agents over MCP",
+        description="Serve create_app_preview over MCP: a coding agent sends its app's files and gets a report "
+                    "(status, problems with file and line, a diagnosis, the next action, and the desktop "
+                    "screenshot) from the same sandbox and Static Perception evalgrid runs. It reveals only the "
+                    "checks listed by --checks, never a judge, rubric or checklist. Over HTTP it binds to loopback "
+                    "unless --host says otherwise, needs a bearer token in $EVALGRID_MCP_TOKEN (or --token-env), and "
+                    "refuses other Hosts and Origins.")
+    mcp.add_argument("--transport", choices=["stdio", "http"], default="stdio",
+                     help="stdio (default): the client starts this command; http: streamable HTTP at /mcp")
+    mcp.add_argument("--sandbox", choices=["docker", "local"], default="docker",
+                     help="docker (default): the hardened sandbox; local: this machine's Chromium on loopback, NOT a "
+                          "sandbox (for apps you trust)")
+    mcp.add_argument("--host", default="127.0.0.1", help="HTTP: the address to bind (default 127.0.0.1)")
+    mcp.add_argument("--port", type=int, default=8765, help="HTTP: the port (default 8765)")
+    mcp.add_argument("--token-env", default="EVALGRID_MCP_TOKEN",
+                     help="HTTP: the environment variable holding the bearer token (default EVALGRID_MCP_TOKEN)")
+    mcp.add_argument("--allow-origin", action="append", default=[], metavar="ORIGIN",
+                     help="HTTP: an Origin to accept besides loopback's (repeatable)")
+    mcp.add_argument("--checks", default=",".join(DEFAULT_CHECKS),
+                     help=f"what the report may reveal, comma-separated (default: {','.join(DEFAULT_CHECKS)})")
+    mcp.add_argument("--no-screenshot", action="store_true", help="send the report without the screenshot")
+    mcp.set_defaults(handler=_cmd_mcp)
 
 
 def _add_doctor_and_schema(sub: _Commands) -> None:
@@ -954,6 +982,19 @@ def _cmd_calibrate(args: argparse.Namespace, console: Console) -> int:
     for line in failed:
         console.print(f"[bold red]below the minimum:[/] {line}", highlight=False)
     return 1 if failed else 0
+
+
+def _cmd_mcp(args: argparse.Namespace, console: Console) -> int:
+    from cluster.preview.mcp_server import McpOptions, serve
+
+    try:
+        checks = tuple(PreviewCheck(name.strip()) for name in args.checks.split(",") if name.strip())
+    except ValueError as exc:
+        raise ConfigError(f"--checks: {exc}; choose among {', '.join(DEFAULT_CHECKS)}") from exc
+    serve(McpOptions(transport=args.transport, sandbox=args.sandbox, host=args.host, port=args.port,
+                     token_env=args.token_env, allowed_origins=tuple(args.allow_origin), checks=checks,
+                     screenshot=not args.no_screenshot))
+    return 0
 
 
 def _cmd_doctor(args: argparse.Namespace, console: Console) -> int:

@@ -1,0 +1,1 @@
+"""The app preview tool served to coding agents over MCP (``evalgrid mcp``), on the configured sandbox."""
