@@ -128,6 +128,13 @@ class EvidenceCollection:
         app hangs or kills the run before the end). Without ``interact``, the bundle ends after Static Perception
         (a preview of the app: ``interaction/result.json`` says ``not_run``).
         """
+        try:
+            return await self._run(progress, interact=interact)
+        finally:
+            if self._recorder is not None:
+                self._recorder.abandon_video()  # whatever ended the run: no encoder outlives it (idempotent)
+
+    async def _run(self, progress: RunProgress | None, *, interact: bool) -> EvidenceManifest:
         if progress is not None:
             progress.commit_incomplete = self.commit_incomplete
         async with self._host.serve(self._writer.root / "source", self._server_log, self._requests) as origin:
@@ -148,7 +155,9 @@ class EvidenceCollection:
             return self._commit_failure(self._failure)
         if not interact:
             self._write_interaction(InteractionResult(ended_by="not_run", console_entries_dropped=self._log.dropped),
-                                    [], _no_summary("no interaction was asked for (a preview)"), timeline=False)
+                                    [], AgentSummary(actions_performed=[], observations=[],
+                                                     overall_observation="No interaction was asked for (a preview)."),
+                                    timeline=False)
             return self._finish(video_time=lambda wall: None)
         return await self._commit()
 
@@ -203,10 +212,6 @@ class EvidenceCollection:
                 except TimeoutError:
                     pass  # a dead tab may never answer; the frames received so far are the video
             self._timings["interaction"] = time.monotonic() - mark
-        except BaseException:
-            if self._recorder is not None:
-                self._recorder.abandon_video()  # the run goes no further: no video will be asked of the encoder
-            raise
         finally:
             await self._sound.stop()
             await self._close(desktop)

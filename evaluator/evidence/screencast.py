@@ -81,6 +81,8 @@ class ScreenRecorder:
         if self._live is not None:
             await self._live.start()
         self.started_at = time.time()
+        if self._live is not None:
+            self._live.begin(self.started_at)
         await self._cdp.send(
             "Page.startScreencast",
             {"format": "jpeg", "quality": self._quality, "maxWidth": VIDEO_SIZE[0], "maxHeight": VIDEO_SIZE[1]},
