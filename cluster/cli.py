@@ -431,6 +431,8 @@ def _add_mcp(sub: _Commands) -> None:
                      help="HTTP: the environment variable holding the bearer token (default EVALGRID_MCP_TOKEN)")
     mcp.add_argument("--allow-origin", action="append", default=[], metavar="ORIGIN",
                      help="HTTP: an Origin to accept besides loopback's (repeatable)")
+    mcp.add_argument("--allow-host", action="append", default=[], metavar="NAME:PORT",
+                     help="HTTP: a Host header to accept besides loopback's (repeatable; needed with --host 0.0.0.0)")
     mcp.add_argument("--checks", default=",".join(DEFAULT_CHECKS),
                      help=f"what the report may reveal, comma-separated (default: {','.join(DEFAULT_CHECKS)})")
     mcp.add_argument("--no-screenshot", action="store_true", help="send the report without the screenshot")
@@ -992,7 +994,8 @@ def _cmd_mcp(args: argparse.Namespace, console: Console) -> int:
     except ValueError as exc:
         raise ConfigError(f"--checks: {exc}; choose among {', '.join(DEFAULT_CHECKS)}") from exc
     serve(McpOptions(transport=args.transport, sandbox=args.sandbox, host=args.host, port=args.port,
-                     token_env=args.token_env, allowed_origins=tuple(args.allow_origin), checks=checks,
+                     token_env=args.token_env, allowed_origins=tuple(args.allow_origin),
+                     allowed_hosts=tuple(args.allow_host), checks=checks,
                      screenshot=not args.no_screenshot))
     return 0
 

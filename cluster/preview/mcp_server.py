@@ -48,6 +48,8 @@ class McpOptions:
     """The environment variable holding the HTTP bearer token."""
     allowed_origins: tuple[str, ...] = ()
     """Origins allowed besides loopback's (for a browser-based client)."""
+    allowed_hosts: tuple[str, ...] = ()
+    """``Host`` headers allowed besides loopback's and the bound address (``name:port``, or ``name:*``)."""
     checks: tuple[PreviewCheck, ...] = DEFAULT_CHECKS
     max_files: int = MAX_FILES
     max_waiting: int = 4
@@ -59,6 +61,10 @@ class McpOptions:
 def serve(options: McpOptions) -> None:
     """Serve until the client disconnects (stdio) or the process is stopped (HTTP)."""
     token = os.environ.get(options.token_env, "") if options.transport == "http" else ""
+    if options.transport == "http" and options.host in ("0.0.0.0", "::") and not options.allowed_hosts:
+        raise ConfigError(f"--host {options.host} accepts connections on every address, but clients name this "
+                          "machine in their Host header: say which names they use with --allow-host NAME:PORT. "
+                          "The token then travels off loopback: put TLS in front (a reverse proxy)")
     if options.transport == "http" and len(token) < 16:
         raise ConfigError(f"the HTTP transport needs a bearer token of at least 16 characters in ${options.token_env}"
                           f" (e.g. `export {options.token_env}=$(openssl rand -hex 24)`); clients send it as "
@@ -87,6 +93,7 @@ def preview_server(previewer: AppPreviewer, options: McpOptions) -> MCPServer:
     spec = preview_tool()
 
     async def create_app_preview(files: dict[str, str]) -> list[TextContent | ImageContent]:
+        """The report on ``files`` (relative path → text), with the desktop screenshot unless turned off."""
         if len(files) > options.max_files:
             raise ValueError(f"{len(files)} files: a preview takes at most {options.max_files}")
         async with gate:
@@ -122,7 +129,8 @@ async def _previewer(options: McpOptions) -> AsyncIterator[AppPreviewer]:
 
 
 def _security(options: McpOptions) -> TransportSecuritySettings:
-    hosts = [f"{h}:*" if ":" not in h else f"[{h}]:*" for h in {*_LOOPBACK_HOSTS, options.host}]
+    hosts = [f"{h}:*" if ":" not in h else f"[{h}]:*" for h in sorted({*_LOOPBACK_HOSTS, options.host})]
+    hosts += options.allowed_hosts
     origins = [f"http://{h}" for h in hosts] + list(options.allowed_origins)
     return TransportSecuritySettings(enable_dns_rebinding_protection=True, allowed_hosts=hosts,
                                      allowed_origins=origins)

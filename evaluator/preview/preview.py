@@ -20,10 +20,11 @@ from playwright.async_api import Browser
 from evaluator.answer.extract import NotAssessable, extract_app
 from evaluator.browser.app_host import LOOPBACK, AppHost
 from evaluator.browser.context_pool import ContextPool
+from evaluator.errors import BuildUnavailableError
 from evaluator.evidence.bundle import EvidenceBundle
 from evaluator.evidence.collect import EvidenceCollection
 from evaluator.models import AgentConfig, Artifact, Difficulty, Kind, Query
-from evaluator.preview.report import DEFAULT_CHECKS, PreviewCheck, PreviewReport, not_an_app_report, preview_report
+from evaluator.preview.report import DEFAULT_CHECKS, PreviewCheck, PreviewReport, preview_report, unservable_report
 from evaluator.progress import RunProgress
 
 _QUERY = Query(id="preview", brief="an app preview", domain="preview", leaf="preview", difficulty=Difficulty.EASY,
@@ -48,10 +49,15 @@ class AppPreviewer:
 
     async def preview(self, files: dict[str, str]) -> Preview:
         """Serve and look at ``files`` (relative path → text) once; what a candidate may be told about them."""
-        answer = _as_answer(files)
+        answer = as_answer(files)
         extracted = extract_app(answer.encode("utf-8"))
         if isinstance(extracted, NotAssessable):
-            return Preview(not_an_app_report(extracted.detail, self.checks), None)
+            return Preview(unservable_report("not_an_app", extracted.detail, self.checks), None)
+        renamed = sorted(set(files) ^ set(extracted.files))
+        if renamed:
+            # Names a fenced answer cannot carry (spaces, "=", line breaks) would serve another app than was sent.
+            return Preview(unservable_report("not_an_app", f"these paths cannot be used as sent: {renamed[:10]}; use "
+                                             "letters, digits, '.', '-', '_' and '/'", self.checks), None)
         digest = hashlib.sha256(answer.encode("utf-8")).hexdigest()
         artifact = Artifact(key=f"preview-{digest[:24]}", candidate_id="preview", query_id="preview",
                             files=extracted.files, entrypoint=extracted.entrypoint, stack=extracted.stack,
@@ -61,14 +67,17 @@ class AppPreviewer:
             collection = EvidenceCollection(ContextPool(self._browser), bundle_dir, artifact=artifact, query=_QUERY,
                                             agent=AgentConfig(), evidence_key=artifact.key, host=self._host)
             progress = RunProgress()
-            await collection.run(progress, interact=False)
+            try:
+                await collection.run(progress, interact=False)
+            except BuildUnavailableError as exc:
+                return Preview(unservable_report("build_errors", str(exc), self.checks), None)
             bundle = EvidenceBundle(bundle_dir)
             report = preview_report(bundle, origin=progress.origin, checks=self.checks)
             shot = bundle_dir / "static" / "desktop-viewport.png"
             return Preview(report, shot.read_bytes() if shot.is_file() else None)
 
 
-def _as_answer(files: dict[str, str]) -> str:
+def as_answer(files: dict[str, str]) -> str:
     """The files as a markdown answer, one fenced block per file, each fence longer than any backtick run in it."""
     blocks = []
     for path, text in files.items():

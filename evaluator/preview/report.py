@@ -7,6 +7,7 @@ query's checklist; the diagnoses and next actions are package data (``prompts/pr
 
 from __future__ import annotations
 
+import copy
 import functools
 from enum import StrEnum
 from typing import Any, Literal
@@ -33,6 +34,10 @@ class PreviewCheck(StrEnum):
 
 
 DEFAULT_CHECKS: tuple[PreviewCheck, ...] = tuple(PreviewCheck)
+_ALWAYS_TOLD = ("build_errors", "perception_failure")
+_SEVERITY = ("build_errors", "perception_failure", "runtime_exceptions", "blank_render", "console_errors",
+             "failed_requests")
+"""Most severe first: a report cut to its first problems keeps the exceptions a console storm would bury."""
 
 
 class PreviewProblem(BaseModel):
@@ -86,31 +91,35 @@ def preview_report(bundle: EvidenceBundle, *, origin: str | None,
     """The report of a bundle collected without interaction, limited to ``checks``; ``origin`` is where the app
     was served (its requests' URLs there are named as the app's files)."""
     guide = _guide()
-    # Both viewports load the page, so most problems are seen twice: each is told once.
+    # Both viewports load the page, so most problems are seen twice: each is told once. An app that could not be
+    # served or seen at all is told whatever the checks: "ok" would send its author to answer with it.
     found = list({(p.kind, p.message, p.file, p.line): p for p in (*_failure(bundle), *_console(bundle, origin),
                                                                    *_blank(bundle))
-                  if p.kind in checks or p.kind == "perception_failure"}.values())
+                  if p.kind in checks or p.kind in _ALWAYS_TOLD}.values())
+    found.sort(key=lambda p: _SEVERITY.index(p.kind))  # stable: within a kind, as they happened
+    dropped = int(bundle.json("interaction/result.json").get("console_entries_dropped", 0))
     problems = [PreviewProblem(**p.model_dump(exclude={"diagnosis"}), diagnosis=guide["kinds"][p.kind]["diagnosis"])
                 for p in found[:_MAX_PROBLEMS]]
     next_action = (guide["kinds"][problems[0].kind]["next_action"] if problems else guide["ok"]["next_action"])
     return PreviewReport(version=guide["version"], status="errors" if problems else "ok", problems=problems,
-                         more_problems=max(0, len(found) - _MAX_PROBLEMS), next_action=next_action,
+                         more_problems=max(0, len(found) - _MAX_PROBLEMS) + dropped, next_action=next_action,
                          checks=list(checks))
 
 
 def preview_tool() -> dict[str, Any]:
     """The tool as a model is offered it: ``name``, ``description`` and the JSON schema of its ``parameters``."""
-    tool: dict[str, Any] = _guide()["tool"]
+    tool: dict[str, Any] = copy.deepcopy(_guide()["tool"])  # the guide is cached: a caller's edit must not stick
     return tool
 
 
-def not_an_app_report(detail: str, checks: tuple[PreviewCheck, ...] = DEFAULT_CHECKS) -> PreviewReport:
-    """The report on files that are no app (``detail``: why, as extraction said)."""
+def unservable_report(kind: str, detail: str, checks: tuple[PreviewCheck, ...] = DEFAULT_CHECKS) -> PreviewReport:
+    """The report on files that were not served: ``not_an_app`` (``detail``: why, as extraction said) or
+    ``build_errors`` (this host cannot build them)."""
     guide = _guide()
-    kind = guide["kinds"]["not_an_app"]
+    told = guide["kinds"][kind]
     return PreviewReport(version=guide["version"], status="errors", checks=list(checks),
-                         problems=[PreviewProblem(kind="not_an_app", message=detail, diagnosis=kind["diagnosis"])],
-                         next_action=kind["next_action"])
+                         problems=[PreviewProblem(kind=kind, message=detail, diagnosis=told["diagnosis"])],
+                         next_action=told["next_action"])
 
 
 @functools.cache

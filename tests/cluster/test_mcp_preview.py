@@ -62,26 +62,33 @@ def _free_port() -> int:
 
 
 @pytest.fixture(scope="module")
-def http_server() -> Iterator[tuple[str, str]]:
+def http_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str]]:
     token = "t" * 8 + os.urandom(12).hex()
     port = _free_port()
-    process = subprocess.Popen([*_EVALGRID, "mcp", "--transport", "http", "--sandbox", "local", "--port", str(port)],
-                               env={**os.environ, "EVALGRID_MCP_TOKEN": token}, stdout=subprocess.DEVNULL,
-                               stderr=subprocess.PIPE, cwd=Path(__file__).resolve().parents[2])
+    log = tmp_path_factory.mktemp("mcp") / "server.log"
+    with log.open("wb") as err:
+        process = subprocess.Popen([*_EVALGRID, "mcp", "--transport", "http", "--sandbox", "local", "--port",
+                                    str(port)], env={**os.environ, "EVALGRID_MCP_TOKEN": token},
+                                   stdout=subprocess.DEVNULL, stderr=err, cwd=Path(__file__).resolve().parents[2])
     url = f"http://127.0.0.1:{port}/mcp"
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        try:
-            httpx.get(url, timeout=1)
-            break
-        except httpx.TransportError:
-            assert process.poll() is None, process.stderr.read() if process.stderr else ""
-            time.sleep(0.3)
     try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                httpx.get(url, timeout=1)
+                break
+            except httpx.TransportError:
+                assert process.poll() is None, f"evalgrid mcp exited: {log.read_text()[-2000:]}"
+                assert time.monotonic() < deadline, f"evalgrid mcp did not listen in 60 s: {log.read_text()[-2000:]}"
+                time.sleep(0.3)
         yield url, token
     finally:
         process.terminate()
-        process.wait(10)
+        try:
+            process.wait(10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(10)
 
 
 _INIT = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
@@ -119,8 +126,12 @@ def test_a_real_mcp_client_calls_the_tool_over_http_with_the_token(http_server: 
     assert "status: errors" in result.content[0].text
 
 
-def test_the_http_transport_will_not_start_without_a_token() -> None:
+def test_the_http_transport_will_not_start_without_a_token_or_on_every_address_unnamed() -> None:
     env = {k: v for k, v in os.environ.items() if k != "EVALGRID_MCP_TOKEN"}
     done = subprocess.run([*_EVALGRID, "mcp", "--transport", "http", "--sandbox", "local"], env=env,
                           capture_output=True, text=True, timeout=60, check=False)
     assert done.returncode != 0 and "EVALGRID_MCP_TOKEN" in done.stdout + done.stderr
+    wildcard = subprocess.run([*_EVALGRID, "mcp", "--transport", "http", "--sandbox", "local", "--host", "0.0.0.0"],
+                              env={**env, "EVALGRID_MCP_TOKEN": "x" * 32}, capture_output=True, text=True,
+                              timeout=60, check=False)
+    assert wildcard.returncode != 0 and "--allow-host" in wildcard.stdout + wildcard.stderr

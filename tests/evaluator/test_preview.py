@@ -29,6 +29,14 @@ _BROKEN = {
     "app.js": "const total = 0;\nconsole.error('could not load the saved tally');\n\n"
               "document.getElementById('add').onclick = () => {};\n",
 }
+_STORM = {"index.html": "<!doctype html><html><body><h1>Storm</h1><p>Logs a lot.</p><script>"
+                       "for (let i = 0; i < 3000; i++) console.error('noise ' + i);\n"
+                       "null.boom();</script></body></html>"}
+_PROJECT = {"package.json": '{"name": "app", "private": true, "scripts": {"build": "vite build"}, '
+                            '"dependencies": {"react": "18.3.1", "react-dom": "18.3.1"}}',
+            "index.html": "<!doctype html><html><body><div id=root></div>"
+                          "<script type=module src=/src/main.jsx></script></body></html>",
+            "src/main.jsx": "import React from 'react';\nexport default function App() { return <h1>Hi</h1>; }\n"}
 _BLANK = {"index.html": "<!doctype html><html><body><div id=root></div><script>window.x = 1;</script></body></html>"}
 
 
@@ -46,7 +54,8 @@ def _previews(*cases: tuple[dict[str, str], tuple[PreviewCheck, ...] | None]) ->
 @pytest.fixture(scope="module")
 def previews() -> list[Any]:
     return _previews((_WORKING, None), (_BROKEN, None), (_BLANK, None),
-                     (_BROKEN, (PreviewCheck.BLANK_RENDER,)), ({"notes.txt": "no app here"}, None))
+                     (_BROKEN, (PreviewCheck.BLANK_RENDER,)), ({"notes.txt": "no app here"}, None),
+                     (_STORM, None), ({**_WORKING, "my notes.js": "let x = 1;"}, None), (_PROJECT, None))
 
 
 def _kinds(report: PreviewReport) -> dict[str, list[tuple[str | None, int | None]]]:
@@ -93,3 +102,20 @@ def test_files_that_are_no_app_get_a_report_not_an_exception(previews: list[Any]
     report = previews[4].report
     assert report.status == "errors" and [p.kind for p in report.problems] == ["not_an_app"]
     assert previews[4].screenshot_png is None
+
+
+def test_a_console_storm_does_not_bury_the_exception(previews: list[Any]) -> None:
+    report = previews[5].report
+    assert report.problems[0].kind == "runtime_exceptions", report.problems[:3]
+    assert report.more_problems > 1000 and len(report.problems) <= 20
+    assert report.next_action == previews[1].report.next_action  # the exception's, not the console's
+
+
+def test_a_path_a_fenced_answer_cannot_carry_is_refused_by_name(previews: list[Any]) -> None:
+    report = previews[6].report
+    assert [p.kind for p in report.problems] == ["not_an_app"] and "my notes.js" in report.problems[0].message
+
+
+def test_a_project_on_a_host_that_cannot_build_gets_a_build_error(previews: list[Any]) -> None:
+    report = previews[7].report
+    assert report.status == "errors" and [p.kind for p in report.problems] == ["build_errors"], report
