@@ -9,7 +9,15 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    field_validator,
+    model_serializer,
+    model_validator,
+)
 
 SCHEMA_VERSION = 1
 MANIFEST_VERSION = 3
@@ -105,6 +113,18 @@ class QuerySet(_Record):
         return queries
 
 
+class GenerateConfig(_Identity):
+    """How a live candidate makes its answer (``generate:``)."""
+
+    mode: Literal["single", "agentic"] = "single"
+    """``single``: one chat turn. ``agentic``: the model may call the app preview tool (``create_app_preview``)
+    up to ``max_rounds`` times, then gives its final answer."""
+    max_rounds: int = Field(default=3, ge=1, le=20)
+    """Agentic: previews the model may ask for."""
+    round_timeout_s: float = Field(default=120.0, gt=0, le=1800)
+    """Agentic: how long one preview may take; past it the model is told it timed out."""
+
+
 class Candidate(_Identity):
     """A model under evaluation and where its answers come from."""
 
@@ -122,6 +142,16 @@ class Candidate(_Identity):
     """Live: a system prompt replacing evalgrid's (``prompts/generate-v1.md``)."""
     params: dict[str, str | int | float | bool] = Field(default_factory=dict)
     """Generation parameters (``temperature``, ``max_tokens``, ``top_p`` ...); part of the artifact key."""
+    generate: GenerateConfig = Field(default_factory=GenerateConfig)
+    """Live: one turn (the default) or agentic, with the preview tool."""
+
+    @model_serializer(mode="wrap")
+    def _single_turn_adds_nothing(self, handler: SerializerFunctionWrapHandler) -> dict[str, object]:
+        # The candidate's dump enters every key of its runs: the default mode must leave them as they were.
+        data: dict[str, object] = handler(self)
+        if self.generate.mode == "single":
+            data.pop("generate", None)
+        return data
 
     @model_validator(mode="after")
     def _source_of_answers(self) -> Candidate:
@@ -132,6 +162,8 @@ class Candidate(_Identity):
                 raise ValueError(f"candidate {self.id!r}: endpoint and model are for provider: openai")
         elif not self.endpoint or not self.model:
             raise ValueError(f"candidate {self.id!r}: provider openai needs `endpoint:` and `model:`")
+        if self.generate.mode == "agentic" and self.provider != "openai":
+            raise ValueError(f"candidate {self.id!r}: generate: {{mode: agentic}} needs a live model (provider openai)")
         return self
 
 

@@ -15,6 +15,7 @@ from typing import NamedTuple
 
 from playwright.async_api import Browser
 
+from evaluator.answer.agentic import generate_agentic, rounds_digest
 from evaluator.answer.extract import NotAssessable, extract_app
 from evaluator.answer.generate import generate, read_answer
 from evaluator.atomic import write_json_atomic
@@ -45,6 +46,7 @@ from evaluator.models import (
     RunSpec,
     Verdict,
 )
+from evaluator.preview.preview import AppPreviewer
 from evaluator.progress import RunProgress
 
 FALLBACK_JUDGE = JudgeConfig(name="heuristic")
@@ -108,7 +110,7 @@ async def execute_run(spec: RunSpec, *, browser: Browser, paths: StagePaths, att
     """
     run = _Run(spec, paths, attempt=attempt, models=models)
     notes: list[str] = []
-    raw = await run.answer(notes)
+    raw = await run.answer(notes, previewer=AppPreviewer(browser, host=host))
     if isinstance(raw, Outcome):
         return raw
     artifact = run.artifact(raw, notes)
@@ -128,6 +130,8 @@ class _Run:
         self._spec, self._paths, self._attempt = spec, paths, attempt
         self._access = models.for_run() if models is not None else ModelAccess()
         self._artifact_key: str | None = None
+        self._history: str | None = None
+        """The digest of an agentic answer's preview rounds."""
         self._evidence_key: str | None = None
 
     def outcome(self, status: OutcomeStatus, code: ReasonCode, detail: str = "", *, verdict: Verdict | None = None,
@@ -151,9 +155,9 @@ class _Run:
             finished_at=utc_now(),
         )
 
-    async def answer(self, notes: list[str]) -> bytes | Outcome:
+    async def answer(self, notes: list[str], *, previewer: AppPreviewer) -> bytes | Outcome:
         """The candidate's answer, replayed from its file or generated (``notes``: what the artifact should say
-        about it)."""
+        about it; ``previewer``: the preview tool an agentic candidate may call)."""
         spec = self._spec
         if spec.candidate.provider == "replay":
             raw = read_answer(Path(spec.answers_dir or "."), spec.query.id)
@@ -161,9 +165,15 @@ class _Run:
                 return self.outcome(OutcomeStatus.NON_ASSESSABLE, ReasonCode.MISSING_ANSWER,
                                     f"no answer file for {spec.query.id!r} in {spec.answers_dir}")
             return raw
+        store = self._paths.root / "generations"
         try:
-            generation = await generate(spec.candidate, spec.query, variant=spec.variant, sample=spec.sample,
-                                        models=self._access, store=self._paths.root / "generations")
+            if spec.candidate.generate.mode == "agentic":
+                generation = await generate_agentic(spec.candidate, spec.query, variant=spec.variant,
+                                                    sample=spec.sample, models=self._access, store=store,
+                                                    previewer=previewer)
+            else:
+                generation = await generate(spec.candidate, spec.query, variant=spec.variant, sample=spec.sample,
+                                            models=self._access, store=store)
         except ModelRequestError as exc:
             return self.outcome(OutcomeStatus.INFRA_ERROR, ReasonCode.MODEL_REQUEST_REFUSED, str(exc))
         if generation.refusal and not generation.content.strip():
@@ -171,13 +181,18 @@ class _Run:
                                 f"the candidate model refused: {generation.refusal[:500]}")
         if generation.finish_reason == "length":
             notes.append("the answer was cut off at max_tokens")
+        if generation.answer_from_last_preview:
+            notes.append("the model's final answer held no app: the files it last previewed are the answer")
+        self._history = rounds_digest(generation.rounds) if generation.rounds else None
         return generation.content.encode("utf-8")
 
     def artifact(self, raw: bytes, notes: list[str]) -> Artifact | Outcome:
         """The app extracted from the answer, stored under its key."""
         spec = self._spec
+        # An agentic answer's key covers its round history too: the same final files reached two ways differ.
+        history = () if self._history is None else ({"rounds": self._history},)
         self._artifact_key = key = content_key("artifact", spec.candidate.id, spec.candidate.params, spec.query,
-                                               sha256_bytes(raw))
+                                               sha256_bytes(raw), *history)
         extracted = extract_app(raw)
         if isinstance(extracted, NotAssessable):
             return self.outcome(OutcomeStatus.NON_ASSESSABLE, extracted.code, extracted.detail)

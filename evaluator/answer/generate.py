@@ -14,16 +14,20 @@ import functools
 from importlib import resources
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from evaluator.atomic import write_json_atomic
 from evaluator.errors import ConfigError
 from evaluator.keys import content_key
-from evaluator.llm.client import ChatRequest, ModelAccess
+from evaluator.llm.client import ChatRequest, ChatResult, ModelAccess
 from evaluator.models import Candidate, Query
+from evaluator.package_data import package_text
+from evaluator.preview.report import PreviewReport
 
 ANSWER_SUFFIXES = (".md", ".markdown", ".html", ".htm", ".txt")
 GENERATE_PROMPT = "generate-v1"
+AGENTIC_PROMPT = "generate-agentic-v1.md"
+"""What the system prompt adds for agentic generation (the preview tool and how to use it)."""
 VARIANTS = ("unguided", "little_guidance", "expert_guidance")
 """Built-in prompt variants (WebAccessBench's three levels of accessibility guidance)."""
 
@@ -56,6 +60,23 @@ def variant_guidance(variant: str | None) -> str:
     return _prompt(f"variants/{variant}") if variant else ""
 
 
+class PreviewRound(BaseModel):
+    """One call of the preview tool during agentic generation."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
+
+    round: int
+    """1 for the first preview."""
+    files: dict[str, str]
+    """The files the model sent (empty when its arguments could not be read)."""
+    files_sha256: str
+    """Their digest (of the canonical JSON)."""
+    report: PreviewReport | None
+    """The tool's report, when the preview ran."""
+    error: str | None = None
+    """What the model was told instead of a report (arguments that are no files, a preview that timed out)."""
+
+
 class Generation(BaseModel):
     """One live generation, as stored under ``generations/<key>.json``."""
 
@@ -86,22 +107,31 @@ class Generation(BaseModel):
     cost_usd: float
     """What it cost."""
     latency_s: float
-    """Wall time of the call."""
+    """Wall time of the call (of all the calls, for an agentic generation)."""
+    rounds: list[PreviewRound] = Field(default_factory=list)
+    """Agentic: the previews the model asked for, in order."""
+    answer_from_last_preview: bool = False
+    """Agentic: the model's final answer held no app, so the files it last previewed are the answer."""
+
+
+def agentic_prompt() -> str:
+    """The system prompt's addition for agentic generation (package data)."""
+    return package_text("prompts", AGENTIC_PROMPT).strip()
 
 
 def generation_key(candidate: Candidate, query: Query, variant: str | None, sample: int) -> str:
     """The key of a live generation: everything that shapes the answer."""
-    system = candidate.system_prompt or _prompt(GENERATE_PROMPT)
+    system = _system_prompt(candidate)
     return content_key("generation", candidate, query, variant, sample, system, variant_guidance(variant))
 
 
-async def generate(candidate: Candidate, query: Query, *, variant: str | None, sample: int, models: ModelAccess,
-                   store: Path) -> Generation:
-    """The candidate's answer to ``query``, from ``store`` when it was generated before."""
-    key = generation_key(candidate, query, variant, sample)
-    path = store / f"{key}.json"
-    if path.is_file():
-        return Generation.model_validate_json(path.read_text(encoding="utf-8"))
+def _system_prompt(candidate: Candidate) -> str:
+    system = candidate.system_prompt or _prompt(GENERATE_PROMPT)
+    return f"{system}\n\n{agentic_prompt()}" if candidate.generate.mode == "agentic" else system
+
+
+def live_request(candidate: Candidate, query: Query, *, variant: str | None, sample: int) -> ChatRequest:
+    """The first request of a live generation: the system prompt, then the brief with the variant's guidance."""
     if candidate.endpoint is None or candidate.model is None:
         raise ConfigError(f"candidate {candidate.id!r} has no endpoint and model to generate with")
     params = dict(candidate.params)
@@ -109,20 +139,49 @@ async def generate(candidate: Candidate, query: Query, *, variant: str | None, s
     max_tokens = int(params.pop("max_tokens", 16_000))
     seed = params.pop("seed", None)
     guidance = variant_guidance(variant)
-    request = ChatRequest(
+    return ChatRequest(
         model=candidate.model, temperature=temperature, max_tokens=max_tokens,
         seed=int(seed) + sample if seed is not None else None, extra=params,
-        messages=[{"role": "system", "content": candidate.system_prompt or _prompt(GENERATE_PROMPT)},
+        messages=[{"role": "system", "content": _system_prompt(candidate)},
                   {"role": "user", "content": query.brief + (f"\n\n{guidance}" if guidance else "")}],
         cache_salt=f"sample-{sample}" if sample else "",
     )
-    result = await models.client(candidate.endpoint, role="generation").complete(request)
-    generation = Generation(
-        key=key, candidate_id=candidate.id, query_id=query.id, variant=variant, sample=sample, model=result.model,
-        content=result.content, finish_reason=result.finish_reason, refusal=result.refusal,
-        prompt_tokens=result.prompt_tokens, completion_tokens=result.completion_tokens, cost_usd=result.cost_usd,
-        latency_s=result.latency_s,
-    )
+
+
+def stored_generation(store: Path, key: str) -> Generation | None:
+    """The generation stored under ``key``, when there is one."""
+    path = store / f"{key}.json"
+    return Generation.model_validate_json(path.read_text(encoding="utf-8")) if path.is_file() else None
+
+
+def store_generation(store: Path, generation: Generation) -> Generation:
+    """Keep ``generation`` under its key (a re-run reuses it); returns it."""
     store.mkdir(parents=True, exist_ok=True)
-    write_json_atomic(path, generation)
+    write_json_atomic(store / f"{generation.key}.json", generation)
     return generation
+
+
+def generation_from(results: list[ChatResult], *, key: str, candidate: Candidate, query: Query,
+                    variant: str | None, sample: int, content: str | None = None) -> Generation:
+    """The generation whose calls were ``results`` (the last one answered; ``content`` replaces its text)."""
+    last = results[-1]
+    return Generation(
+        key=key, candidate_id=candidate.id, query_id=query.id, variant=variant, sample=sample, model=last.model,
+        content=last.content if content is None else content, finish_reason=last.finish_reason,
+        refusal=last.refusal, prompt_tokens=sum(r.prompt_tokens for r in results),
+        completion_tokens=sum(r.completion_tokens for r in results), cost_usd=sum(r.cost_usd for r in results),
+        latency_s=sum(r.latency_s for r in results),
+    )
+
+
+async def generate(candidate: Candidate, query: Query, *, variant: str | None, sample: int, models: ModelAccess,
+                   store: Path) -> Generation:
+    """The candidate's answer to ``query``, from ``store`` when it was generated before."""
+    key = generation_key(candidate, query, variant, sample)
+    stored = stored_generation(store, key)
+    if stored is not None:
+        return stored
+    request = live_request(candidate, query, variant=variant, sample=sample)
+    result = await models.client(str(candidate.endpoint), role="generation").complete(request)
+    return store_generation(store, generation_from([result], key=key, candidate=candidate, query=query,
+                                                   variant=variant, sample=sample))
