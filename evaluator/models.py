@@ -738,6 +738,17 @@ class PanelVerdict(_Record):
     """Its aesthetic score."""
 
 
+class PreviewUse(_Record):
+    """How an agentic candidate used the preview tool in one run (``generate: {mode: agentic}``)."""
+
+    rounds: int = Field(ge=0)
+    """Previews it asked for (0: it never called the tool)."""
+    first: Literal["ok", "errors"] | None = None
+    """What its first preview reported (None: it never called the tool, or the preview did not run)."""
+    final_clean: bool | None = None
+    """Whether its final answer previews clean (None: never previewed)."""
+
+
 class Outcome(_Record):
     """The single recorded result of one run (candidate × query × agent × judge)."""
 
@@ -779,6 +790,8 @@ class Outcome(_Record):
     """Flags of the verdicts (e.g. ``prompt_injection``)."""
     usage: list[ModelUsage] = Field(default_factory=list)
     """Model calls the run made, per role and model (empty for replay and heuristic runs)."""
+    preview: PreviewUse | None = None
+    """An agentic candidate's use of the preview tool (None for any other candidate)."""
     duration_s: float = Field(ge=0.0)
     """Wall time of the run."""
     finished_at: str

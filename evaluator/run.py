@@ -41,6 +41,7 @@ from evaluator.models import (
     OutcomeReason,
     OutcomeStatus,
     PanelVerdict,
+    PreviewUse,
     Query,
     ReasonCode,
     RunSpec,
@@ -132,6 +133,7 @@ class _Run:
         self._artifact_key: str | None = None
         self._history: str | None = None
         """The digest of an agentic answer's preview rounds."""
+        self._preview: PreviewUse | None = None
         self._evidence_key: str | None = None
 
     def outcome(self, status: OutcomeStatus, code: ReasonCode, detail: str = "", *, verdict: Verdict | None = None,
@@ -151,7 +153,8 @@ class _Run:
             panel=[PanelVerdict(judge_label=v.label, verdict_key=v.verdict_key, functional=v.functional,
                                 aesthetic=v.aesthetic) for v in panel or []],
             disagreement=disagreement, flags=sorted({*flags, *(flag for v in everyone for flag in v.flags)}),
-            usage=self._access.meter.usage(), duration_s=round(time.monotonic() - self._started, 3),
+            usage=self._access.meter.usage(), preview=self._preview,
+            duration_s=round(time.monotonic() - self._started, 3),
             finished_at=utc_now(),
         )
 
@@ -184,6 +187,11 @@ class _Run:
         if generation.answer_from_last_preview:
             notes.append("the model's final answer held no app: the files it last previewed are the answer")
         self._history = rounds_digest(generation.rounds) if generation.rounds else None
+        if spec.candidate.generate.mode == "agentic":
+            first = generation.rounds[0].report if generation.rounds else None
+            self._preview = PreviewUse(rounds=len(generation.rounds), first=first.status if first else None,
+                                       final_clean=None if generation.final_status is None else
+                                       generation.final_status == "ok")
         return generation.content.encode("utf-8")
 
     def artifact(self, raw: bytes, notes: list[str]) -> Artifact | Outcome:

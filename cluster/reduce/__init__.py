@@ -4,7 +4,8 @@ statistics, and the records the report reads.
 - ``scoring``: the one rule for which outcomes count and how a cell's samples combine;
 - ``leaderboard``: per-candidate means and what the models cost, written by every sweep;
 - ``reducer``: outcomes and verdicts → tables and a :class:`Reduction`; ``records``: those records;
-- ``statistics``: bootstrap intervals, Bradley-Terry ratings, agreement, WebAccessBench.
+- ``statistics``: bootstrap intervals, Bradley-Terry ratings, agreement, WebAccessBench;
+- ``recovery``: how agentic candidates recovered from the preview tool's reports.
 """
 
 from __future__ import annotations

@@ -7,7 +7,9 @@ intervals resampling queries.
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
 
 from cluster.reduce.scoring import OutcomeCounts
 from evaluator.models import ModelUsage
@@ -70,6 +72,21 @@ class RunRow(_Model):
     """Prompt and completion tokens of the run's model calls."""
     flags: str = ""
     """The verdicts' flags, comma-separated (e.g. ``prompt_injection``)."""
+    preview_rounds: int | None = None
+    """Agentic candidates: previews the model asked for (0: it never called the tool); null for others."""
+    preview_first: str | None = None
+    """Agentic: what the first preview reported (``ok`` / ``errors``), when there was one."""
+    preview_final_clean: bool | None = None
+    """Agentic: whether the final answer previews clean, when it was previewed."""
+
+    @model_serializer(mode="wrap")
+    def _agentic_only(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        # The preview columns exist only for agentic runs: other sweeps export what they always exported.
+        data: dict[str, Any] = handler(self)
+        if self.preview_rounds is None:
+            for name in ("preview_rounds", "preview_first", "preview_final_clean"):
+                data.pop(name, None)
+        return data
 
 
 class Interval(_Model):
@@ -83,6 +100,28 @@ class Interval(_Model):
     """Upper bound (97.5th percentile)."""
     n: int
     """Number of observations (queries)."""
+
+
+class Recovery(_Model):
+    """How one agentic candidate used the preview tool and recovered from what it reported (LH-Bench's recovery
+    rate: of the runs whose first preview had errors, the share whose final answer previews clean)."""
+
+    candidate_id: str
+    """The candidate (``generate: {mode: agentic}``)."""
+    runs: int
+    """Its runs with a recorded use of the tool (every generated run, whatever its outcome)."""
+    never_called: int
+    """Runs in which it never called the tool: counted apart, in no rate below."""
+    first_errors: int
+    """Runs whose first preview reported errors."""
+    first_errors_rate: float | None
+    """``first_errors`` over the runs that called the tool."""
+    recovered: int
+    """Of ``first_errors``, the runs whose final answer previews clean."""
+    recovery_rate: Interval | None
+    """``recovered / first_errors`` with its 95% bootstrap interval over those runs."""
+    mean_rounds: float | None
+    """Mean previews per run that called the tool."""
 
 
 class Accessibility(_Model):
@@ -249,3 +288,12 @@ class Reduction(_Model):
     """Model calls of the sweep per role, endpoint and model."""
     exclusion_warning: str | None = None
     """Set when the candidates' infra-error rates differ by more than 5 percentage points (a biased exclusion)."""
+    recovery: list[Recovery] = Field(default_factory=list)
+    """Agentic candidates' use of the preview tool, one per candidate (left out without agentic candidates)."""
+
+    @model_serializer(mode="wrap")
+    def _recovery_when_agentic(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        data: dict[str, Any] = handler(self)
+        if not self.recovery:
+            data.pop("recovery", None)
+        return data

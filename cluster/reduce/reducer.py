@@ -38,6 +38,7 @@ from cluster.reduce.records import (
     RunRow,
     SliceCell,
 )
+from cluster.reduce.recovery import recovery_table
 from cluster.reduce.scoring import SampleReduce, candidate_means, cell_score, rounded, run_scores
 from cluster.store.results_log import ResultsLog
 from cluster.sweep.spec import PLAN_FILE, RecordedPlan, SweepSpec, load_sweep
@@ -193,6 +194,7 @@ def reduce_rows(sweep: str, candidates: Sequence[str], rows: Sequence[RunRow], v
         human_agreement=_human_agreement(cells, verdicts, options.human_ratings), sample_reduce=options.sample_reduce,
         usage=usage_totals(usage),
         exclusion_warning=exclusion_warning({s.candidate_id: s.infra_error_rate for s in summaries}),
+        recovery=recovery_table(rows, samples=samples, seed=seed),
     )
 
 
@@ -278,7 +280,8 @@ def write_tables(out_dir: Path, rows: Sequence[RunRow], reduction: Reduction) ->
 
 _ROW_SCHEMA = pa.schema([
     (name, pa.float64() if name in ("functional", "aesthetic", "cost_usd") else
-     pa.int64() if name in ("axe_violations", "dom_elements", "sample", "tokens") else pa.string())
+     pa.int64() if name in ("axe_violations", "dom_elements", "sample", "tokens", "preview_rounds") else
+     pa.bool_() if name == "preview_final_clean" else pa.string())
     for name in RunRow.model_fields
 ])
 
@@ -321,6 +324,9 @@ def _row(outcome: Outcome, query: Query | None, verdicts: dict[str, _VerdictFact
         variant=outcome.variant, sample=outcome.sample,
         cost_usd=round(sum(u.cost_usd for u in outcome.usage), 8),
         tokens=sum(u.prompt_tokens + u.completion_tokens for u in outcome.usage), flags=",".join(outcome.flags),
+        preview_rounds=outcome.preview.rounds if outcome.preview else None,
+        preview_first=outcome.preview.first if outcome.preview else None,
+        preview_final_clean=outcome.preview.final_clean if outcome.preview else None,
     )
 
 

@@ -220,7 +220,7 @@ def _index_page(reduction: Reduction, runs: Sequence[RunRow], calibration: Calib
         summary=_e(f"{len(cands)} candidates · {len(runs)} runs · pass threshold {reduction.pass_threshold:g} "
                    f"overall · intervals are 95% bootstrap intervals ({reduction.bootstrap_samples} resamples "
                    "of the queries)"),
-        leaderboard=_exclusion_warning(reduction) + _leaderboard_table(reduction),
+        leaderboard=_exclusion_warning(reduction) + _leaderboard_table(reduction) + _recovery_table(reduction),
         calibration=_calibration_section(calibration),
         plot_overall=_plot_overall(cands, reduction.pass_threshold),
         heatmaps=_heatmaps(reduction),
@@ -261,6 +261,24 @@ def _leaderboard_table(reduction: Reduction) -> str:
                "machinery's failures (infra errors, machinery timeouts) are excluded and counted; the infra-error "
                f"rate is their share of the runs. Pass: overall ≥ {reduction.pass_threshold:g}.")
     return _table("leaderboard", _e(caption), head, rows, "No candidate has an outcome yet.")
+
+
+def _recovery_table(reduction: Reduction) -> str:
+    """Agentic candidates' use of the preview tool; nothing for a sweep without them."""
+    if not reduction.recovery:
+        return ""
+    rows = [f'<tr data-candidate="{_e(r.candidate_id)}"><th scope="row" class="candidate">{_e(r.candidate_id)}</th>'
+            f'<td class="num">{r.runs}</td><td class="num">{r.never_called}</td>'
+            f'<td class="num">{_percent(r.first_errors_rate)}</td>'
+            f'<td class="num">{r.recovered} of {r.first_errors}</td>'
+            f'<td class="num recovery-rate">{_ci(r.recovery_rate)}</td><td class="num">{_num(r.mean_rounds)}</td></tr>'
+            for r in reduction.recovery]
+    head = ["candidate", "runs", "never called the tool", "first preview had errors", "recovered",
+            "recovery rate", "mean previews"]
+    caption = ("Agentic candidates and the preview tool: of the runs whose first preview had errors, the share "
+               "whose final answer previews clean (95% interval over those runs). Runs that never called the tool "
+               "are counted apart and in no rate.")
+    return _table("recovery", _e(caption), head, rows, "")
 
 
 def _percent(value: float | None) -> str:

@@ -14,6 +14,7 @@ import asyncio
 import hashlib
 import json
 from pathlib import Path
+from typing import Literal
 
 from evaluator.answer.extract import NotAssessable, extract_app
 from evaluator.answer.generate import (
@@ -63,8 +64,9 @@ async def generate_agentic(candidate: Candidate, query: Query, *, variant: str |
     content, from_last = _final_answer(result.content, rounds)
     generation = generation_from(results, key=key, candidate=candidate, query=query, variant=variant, sample=sample,
                                  content=content)
-    return store_generation(store, generation.model_copy(update={"rounds": rounds,
-                                                                  "answer_from_last_preview": from_last}))
+    final_status = await _final_status(content, rounds, previewer, candidate.generate.round_timeout_s)
+    return store_generation(store, generation.model_copy(update={
+        "rounds": rounds, "answer_from_last_preview": from_last, "final_status": final_status}))
 
 
 async def _round(call: ToolCall, rounds: list[PreviewRound], previewer: AppPreviewer, config: GenerateConfig) -> str:
@@ -100,3 +102,20 @@ def _final_answer(content: str, rounds: list[PreviewRound]) -> tuple[str, bool]:
     if previewed and isinstance(extract_app(content.encode("utf-8")), NotAssessable):
         return as_answer(previewed[-1].files), True
     return content, False
+
+
+async def _final_status(content: str, rounds: list[PreviewRound], previewer: AppPreviewer,
+                        timeout_s: float) -> Literal["ok", "errors"] | None:
+    """What a preview of the final answer reports: the last round's when it previewed the same files, else a
+    preview of its own (not a round: the model never sees it). None for a model that never previewed."""
+    previewed = [r for r in rounds if r.report is not None]
+    final = extract_app(content.encode("utf-8"))
+    if not previewed or isinstance(final, NotAssessable):
+        return None
+    last = extract_app(as_answer(previewed[-1].files).encode("utf-8"))
+    if not isinstance(last, NotAssessable) and last.files == final.files:
+        return previewed[-1].report.status if previewed[-1].report is not None else None
+    try:
+        return (await asyncio.wait_for(previewer.preview(final.files), timeout_s)).report.status
+    except TimeoutError:
+        return None

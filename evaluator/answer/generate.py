@@ -13,6 +13,7 @@ from __future__ import annotations
 import functools
 from importlib import resources
 from pathlib import Path
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -112,6 +113,9 @@ class Generation(BaseModel):
     """Agentic: the previews the model asked for, in order."""
     answer_from_last_preview: bool = False
     """Agentic: the model's final answer held no app, so the files it last previewed are the answer."""
+    final_status: Literal["ok", "errors"] | None = None
+    """Agentic: what a preview of the final answer reports (the last round's, when it previewed those files;
+    None when the model never previewed or the final preview did not run)."""
 
 
 def agentic_prompt() -> str:

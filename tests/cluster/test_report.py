@@ -23,6 +23,7 @@ from cluster.reduce.records import (
     JudgeStats,
     Pairwise,
     Rating,
+    Recovery,
     Reduction,
     RunRow,
     SliceCell,
@@ -345,7 +346,9 @@ def _hostile_run(root: Path) -> tuple[Path, Reduction, list[RunRow]]:
         pairwise=[Pairwise(a=XSS, b="other", wins=1, losses=0, ties=0, win_rate=1.0)],
         ratings=[Rating(candidate_id=XSS, elo=1000, low=900, high=1100)],
         judges=[JudgeStats(judge=XSS, dimension="functional", n=1, mean=3.0, variance=0.0)],
-        judge_agreement=[], human_agreement=[])
+        judge_agreement=[], human_agreement=[],
+        recovery=[Recovery(candidate_id=XSS, runs=3, never_called=1, first_errors=2, first_errors_rate=1.0,
+                           recovered=1, recovery_rate=Interval(mean=0.5, low=0.0, high=1.0, n=2), mean_rounds=2.5)])
     return run_dir, reduction, runs
 
 
@@ -364,6 +367,8 @@ def test_strings_from_data_are_escaped_and_hostile_paths_are_not_followed(tmp_pa
         assert re.findall(r"<script\b[^>]*>", text) == (
             ['<script src="../assets/run.js">'] if page == hostile_page else []), page.name
         assert "passwd" not in "".join(re.findall(r'(?:href|src)="([^"]*)"', text)), page.name
+    recovery = re.search(r'<table id="recovery">.*?</table>', index.read_text(encoding="utf-8"), re.S)
+    assert recovery is not None and "1 of 2" in recovery.group(0) and escaped in recovery.group(0)
     hostile = hostile_page.read_text(encoding="utf-8")
     assert 'data-seek="0.200"' in hostile and 'href="#step-0"' in hostile
     # The model's own HTML is offered as a download, never opened by the report.

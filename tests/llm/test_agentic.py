@@ -103,7 +103,7 @@ def test_a_candidate_that_fixes_what_the_report_names_recovers(generated: Any) -
     assert [r.report.status for r in fixer.rounds if r.report] == ["errors", "ok"]
     assert fixer.rounds[0].files == _BROKEN and fixer.rounds[1].files == _FIXED
     assert any(p.file == "app.js" and p.line == 2 for p in fixer.rounds[0].report.problems)
-    assert not fixer.answer_from_last_preview
+    assert not fixer.answer_from_last_preview and fixer.final_status == "ok"
     assert extract_app(fixer.content.encode()).files == _as_extracted(_FIXED)  # type: ignore[union-attr]
     assert fixer.prompt_tokens > 0 and fixer.completion_tokens > 0
 
@@ -112,6 +112,7 @@ def test_a_candidate_that_ignores_the_report_does_not_and_its_last_preview_is_th
     ignorer = generated[0][1]
     assert len(ignorer.rounds) == 2 and all(r.report and r.report.status == "errors" for r in ignorer.rounds)
     assert ignorer.answer_from_last_preview, "its final answer held no app"
+    assert ignorer.final_status == "errors"
     assert extract_app(ignorer.content.encode()).files == _as_extracted(_BROKEN)  # type: ignore[union-attr]
 
 
@@ -182,3 +183,6 @@ def test_an_agentic_run_is_judged_and_its_artifact_key_covers_the_rounds(tmp_pat
     assert artifacts[0].files == artifacts[1].files and artifacts[0].answer_sha256 == artifacts[1].answer_sha256
     assert fixer.artifact_key != quiet.artifact_key
     assert any(u.role == "generation" and u.calls == 3 for u in fixer.usage), fixer.usage
+    assert fixer.preview is not None and quiet.preview is not None
+    assert (fixer.preview.rounds, fixer.preview.first, fixer.preview.final_clean) == (2, "errors", True)
+    assert (quiet.preview.rounds, quiet.preview.first, quiet.preview.final_clean) == (0, None, None)

@@ -211,3 +211,42 @@ def test_fork_bomb_in_a_build_is_stopped_by_the_pids_limit_and_dies_with_the_bui
     assert left.strip() == ""  # the build container, and every copy with it, is gone
     assert after.status is OutcomeStatus.JUDGED and after.attempts == 1
     assert (after.functional, after.aesthetic) == (before.functional, before.aesthetic)
+
+
+def test_hostile_files_sent_to_the_preview_tool_are_contained_and_get_a_report(canary: tuple) -> None:
+    """The preview tool serves a candidate's files in the same sandbox as a run: each hostile fixture gets a
+    report within its time (never an exception), nothing leaves the sandbox, and a working app previewed after
+    each one still previews clean."""
+    require_docker()
+    server, datagrams, address = canary
+    control = {"index.html": (APPS / "dead-button.html").read_text(encoding="utf-8")}
+    names = ("egress", "infinite-loop", "dialog-storm", "window-open-flood", "navigate-away", "huge-dom")
+
+    async def scenario() -> list[tuple[str, str, float, str]]:
+        from playwright.async_api import async_playwright
+
+        from cluster.sandbox.docker_backend import DockerSandbox
+        from evaluator.preview import AppPreviewer
+
+        async with async_playwright() as playwright:
+            sandbox = DockerSandbox()
+            await sandbox.start()
+            try:
+                previewer = AppPreviewer(await sandbox.browser(playwright), host=sandbox)
+                seen: list[tuple[str, str, float, str]] = []
+                for name in names:
+                    html = (HOSTILE / name / "index.html").read_text(encoding="utf-8").replace("172.17.0.1:8999",
+                                                                                                address)
+                    started = time.monotonic()
+                    hostile = await asyncio.wait_for(previewer.preview({"index.html": html}), TIMEOUT_S)
+                    after = await asyncio.wait_for(previewer.preview(control), TIMEOUT_S)
+                    seen.append((name, hostile.report.status, time.monotonic() - started, after.report.status))
+                return seen
+            finally:
+                await sandbox.close()
+
+    seen = asyncio.run(scenario())
+    print("hostile previews:", [(n, s, round(t, 1), a) for n, s, t, a in seen])
+    assert [after for *_, after in seen] == ["ok"] * len(seen), seen
+    assert dict((n, s) for n, s, *_ in seen)["infinite-loop"] == "errors"
+    assert server.hits == [] and datagrams == [], "the canary heard from the sandbox"
