@@ -144,6 +144,9 @@ class Candidate(_Identity):
     """Generation parameters (``temperature``, ``max_tokens``, ``top_p`` ...); part of the artifact key."""
     generate: GenerateConfig = Field(default_factory=GenerateConfig)
     """Live: one turn (the default) or agentic, with the preview tool."""
+    base: Identifier | None = None
+    """Agentic: the sweep's candidate that is the same model in single mode; the reduction gives the score gain
+    over it, query by query."""
 
     @model_serializer(mode="wrap")
     def _single_turn_adds_nothing(self, handler: SerializerFunctionWrapHandler) -> dict[str, object]:
@@ -151,6 +154,8 @@ class Candidate(_Identity):
         data: dict[str, object] = handler(self)
         if self.generate.mode == "single":
             data.pop("generate", None)
+        if self.base is None:
+            data.pop("base", None)
         return data
 
     @model_validator(mode="after")
@@ -164,6 +169,9 @@ class Candidate(_Identity):
             raise ValueError(f"candidate {self.id!r}: provider openai needs `endpoint:` and `model:`")
         if self.generate.mode == "agentic" and self.provider != "openai":
             raise ValueError(f"candidate {self.id!r}: generate: {{mode: agentic}} needs a live model (provider openai)")
+        if self.base is not None and self.generate.mode != "agentic":
+            raise ValueError(f"candidate {self.id!r}: base: names the single-turn twin of an agentic candidate; "
+                             "this one is not agentic")
         return self
 
 

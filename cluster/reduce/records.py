@@ -122,6 +122,10 @@ class Recovery(_Model):
     """``recovered / first_errors`` with its 95% bootstrap interval over those runs."""
     mean_rounds: float | None
     """Mean previews per run that called the tool."""
+    base: str | None = None
+    """The same model in one turn (the candidate's ``base:``), when named."""
+    gain: Interval | None = None
+    """Overall score minus the base's, per (query, variant) cell both have scores for, with its 95% interval."""
 
 
 class Accessibility(_Model):

@@ -63,6 +63,8 @@ class RunDirectory:
     outcomes: list[Outcome]
     sample_reduce: SampleReduce = "mean"
     """The sweep's rule for several samples per cell."""
+    bases: dict[str, str] = field(default_factory=dict)
+    """Agentic candidate → its single-turn base."""
     note: str | None = None
     """How the run directory was read, when not from its recorded plan (an old run directory)."""
 
@@ -94,6 +96,7 @@ def open_run_directory(run_dir: Path) -> RunDirectory:
     plan = _recorded_plan(run_dir, saved)
     spec = plan.spec if plan else SweepSpec.model_validate(saved["spec"])
     candidates = [c.id for c in spec.candidates]
+    bases = {c.id: c.base for c in spec.candidates if c.base is not None}
     if plan is None:
         return RunDirectory(spec.name, candidates, {}, list(outcomes.values()),
                             sample_reduce=spec.sample_reduce,
@@ -101,7 +104,7 @@ def open_run_directory(run_dir: Path) -> RunDirectory:
                                  "every recorded outcome is counted")
     return RunDirectory(spec.name, candidates, {q.id: q for q in plan.queries},
                         [outcomes[k] for k in plan.run_keys if k in outcomes],
-                        sample_reduce=spec.sample_reduce, note=plan.note)
+                        sample_reduce=spec.sample_reduce, bases=bases, note=plan.note)
 
 
 @dataclass
@@ -147,6 +150,8 @@ class ReduceOptions:
     """Human scores by (candidate, query), correlated with each judge's."""
     sample_reduce: SampleReduce = "mean"
     """How several samples of a (candidate, query, variant) cell combine."""
+    bases: dict[str, str] = field(default_factory=dict)
+    """Agentic candidate → its single-turn base (``base:``), for the gain from the preview tool."""
 
 
 def reduce_run_dir(
@@ -159,7 +164,7 @@ def reduce_run_dir(
     rows = [_row(o, directory.queries.get(o.query_id), verdicts, run_dir) for o in directory.outcomes]
     options = ReduceOptions(pass_threshold=pass_threshold, samples=samples, seed=seed,
                             human_ratings=_read_human_ratings(human_ratings) if human_ratings else {},
-                            sample_reduce=directory.sample_reduce)
+                            sample_reduce=directory.sample_reduce, bases=directory.bases)
     reduction = reduce_rows(directory.name, directory.candidates, rows, verdicts, options,
                             usage=[u for o in directory.outcomes for u in o.usage])
     return reduction, rows
@@ -194,7 +199,7 @@ def reduce_rows(sweep: str, candidates: Sequence[str], rows: Sequence[RunRow], v
         human_agreement=_human_agreement(cells, verdicts, options.human_ratings), sample_reduce=options.sample_reduce,
         usage=usage_totals(usage),
         exclusion_warning=exclusion_warning({s.candidate_id: s.infra_error_rate for s in summaries}),
-        recovery=recovery_table(rows, samples=samples, seed=seed),
+        recovery=recovery_table(rows, cells, options.bases, samples=samples, seed=seed),
     )
 
 

@@ -271,14 +271,18 @@ def _recovery_table(reduction: Reduction) -> str:
             f'<td class="num">{r.runs}</td><td class="num">{r.never_called}</td>'
             f'<td class="num">{_percent(r.first_errors_rate)}</td>'
             f'<td class="num">{r.recovered} of {r.first_errors}</td>'
-            f'<td class="num recovery-rate">{_ci(r.recovery_rate)}</td><td class="num">{_num(r.mean_rounds)}</td></tr>'
+            f'<td class="num recovery-rate">{_ci(r.recovery_rate)}</td><td class="num">{_num(r.mean_rounds)}</td>'
+            f'<td>{_e(r.base) if r.base else _NA}</td><td class="num gain">{_ci(r.gain) if r.gain else _NA}</td></tr>'
             for r in reduction.recovery]
     head = ["candidate", "runs", "never called the tool", "first preview had errors", "recovered",
-            "recovery rate", "mean previews"]
+            "recovery rate", "mean previews", "base (one turn)", "overall gain over it"]
     caption = ("Agentic candidates and the preview tool: of the runs whose first preview had errors, the share "
                "whose final answer previews clean (95% interval over those runs). Runs that never called the tool "
                "are counted apart and in no rate.")
     return _table("recovery", _e(caption), head, rows, "")
+
+
+_NA = '<span class="na">—</span>'
 
 
 def _percent(value: float | None) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -156,6 +157,7 @@ class SweepSpec(BaseModel):
                     self.endpoints:
                 raise ValueError(f"the pairwise judge names endpoint {self.pairwise.judge.options['endpoint']!r}, "
                                  "which is not under `endpoints:`")
+        _check_bases(self.candidates)
         live = any(c.provider != "replay" for c in self.candidates)
         if (self.variants or self.samples > 1) and not live:
             raise ValueError("variants and samples need a live candidate (provider: openai); replayed answers "
@@ -243,6 +245,22 @@ class Sweep:
 
 # libyaml's loader is ~10x faster on large query files; both are the safe loader.
 _SafeLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+def _check_bases(candidates: list[Candidate]) -> None:
+    """Each ``base:`` names another candidate of the sweep that asks the same model in one turn."""
+    by_id = {c.id: c for c in candidates}
+    for c in candidates:
+        if c.base is None:
+            continue
+        base = by_id.get(c.base)
+        if base is None:
+            near = difflib.get_close_matches(c.base, by_id, n=1)
+            hint = f" (did you mean {near[0]!r}?)" if near else ""
+            raise ValueError(f"candidate {c.id!r} names base {c.base!r}, which is not a candidate of this sweep{hint}")
+        if base.generate.mode != "single" or (base.endpoint, base.model) != (c.endpoint, c.model):
+            raise ValueError(f"candidate {c.id!r}: its base {base.id!r} must ask the same model on the same endpoint "
+                             f"in one turn (generate: single), so that the gain is the tool's")
 
 
 def _read_yaml(path: Path, what: str) -> Any:
