@@ -11,7 +11,7 @@ import shutil
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from playwright.async_api import Browser
 
@@ -134,6 +134,8 @@ class _Run:
         self._history: str | None = None
         """The digest of an agentic answer's preview rounds."""
         self._preview: PreviewUse | None = None
+        self._rounds: list[dict[str, Any]] = []
+        """An agentic answer's rounds as the bundle keeps them (file names, not files)."""
         self._evidence_key: str | None = None
 
     def outcome(self, status: OutcomeStatus, code: ReasonCode, detail: str = "", *, verdict: Verdict | None = None,
@@ -187,6 +189,8 @@ class _Run:
         if generation.answer_from_last_preview:
             notes.append("the model's final answer held no app: the files it last previewed are the answer")
         self._history = rounds_digest(generation.rounds) if generation.rounds else None
+        self._rounds = [{**r.model_dump(mode="json", exclude={"files"}), "files": sorted(r.files)}
+                        for r in generation.rounds]
         if spec.candidate.generate.mode == "agentic":
             first = generation.rounds[0].report if generation.rounds else None
             self._preview = PreviewUse(rounds=len(generation.rounds), first=first.status if first else None,
@@ -228,7 +232,7 @@ class _Run:
             try:
                 collection = EvidenceCollection(_pool_on(browser, contexts), bundle_dir, artifact=artifact,
                                                 query=self._spec.query, agent=self._spec.agent, evidence_key=key,
-                                                host=host, models=self._access)
+                                                host=host, models=self._access, preview_rounds=self._rounds)
                 manifest = await collection.run(progress)
             except EncoderUnavailableError as exc:
                 return self.outcome(OutcomeStatus.INFRA_ERROR, ReasonCode.ENCODER_FAILED, str(exc))

@@ -42,6 +42,7 @@ from cluster.reduce.records import (
 from cluster.repair.summary import LIFT_DIMENSIONS, DimensionLift, FixtureLift, RepairLiftSummary, read_lifts
 from cluster.repair.summary import Interval as LiftInterval
 from evaluator.agents.observation import StepRecord
+from evaluator.evidence.bundle import PREVIEW_ROUNDS
 from evaluator.models import EvidenceManifest, EvidenceRef, FailureAttribution, UxDimension, Verdict
 
 ASSET_FILES = ("style.css", "run.js")
@@ -964,6 +965,7 @@ def _run_page(run_dir: Path, row: RunRow, page_dir: Path) -> str:
         '<section id="verdict"><h2>Verdict</h2><p class="empty">No verdict for this run.</p></section>',
         _timeline(steps, bundle, cited),
         _console_section(bundle, notes),
+        _rounds_section(bundle),
         _agent_section(bundle),
         _static_section(bundle),
         _files_section(bundle),
@@ -1181,6 +1183,33 @@ def _console_section(bundle: _Bundle, notes: list[str]) -> str:
     table = _table("console-errors", "Uncaught exceptions and console errors, at their time in the video.",
                    ["video", "class", "message"], rows, "No console error.")
     return f'<section id="console"><h2>Console errors</h2>{table}{note}</section>'
+
+
+def _rounds_section(bundle: _Bundle) -> str:
+    """An agentic answer's previews, in order: what the model sent and what the tool told it."""
+    rounds, problem = bundle.json(PREVIEW_ROUNDS)
+    if problem is not None or not isinstance(rounds, list) or not rounds:
+        return ""
+    items = []
+    for entry in rounds:
+        if not isinstance(entry, dict):
+            continue
+        report = entry.get("report") if isinstance(entry.get("report"), dict) else None
+        status = str(report.get("status")) if report else f"no report: {entry.get('error') or 'none'}"
+        sent = entry.get("files")
+        files: list[Any] = sent if isinstance(sent, list) else []
+        told = []
+        for found in (report.get("problems") or [] if report else [])[:10]:
+            if isinstance(found, dict):
+                where = f" {found.get('file')}:{found.get('line')}" if found.get("file") else ""
+                told.append(f"<li><code>{_e(found.get('kind'))}</code>{_e(where)} "
+                            f"{_e(_shorten(str(found.get('message', '')), 300))}</li>")
+        items.append(f'<li class="round"><strong>round {_e(entry.get("round"))}</strong>: '
+                     f'<span class="round-status">{_e(_shorten(status, 300))}</span>; '
+                     f'{len(files)} file(s): {_e(_shorten(", ".join(map(str, files)), 300))}'
+                     f'{"<ul>" + "".join(told) + "</ul>" if told else ""}</li>')
+    return (f'<section id="preview-rounds"><h2>Preview rounds (agentic generation)</h2>'
+            f'<ol class="rounds">{"".join(items)}</ol></section>')
 
 
 def _agent_section(bundle: _Bundle) -> str:

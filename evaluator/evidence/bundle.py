@@ -35,6 +35,10 @@ BUNDLE_LIMIT_BYTES = 256 * 1024 * 1024
 collector's own caps keep a bundle far below it; this is the backstop whatever an app finds to inflate."""
 
 
+PREVIEW_ROUNDS = "generation/rounds.json"
+"""An agentic answer's preview rounds in a bundle: each round's number, file names and digest, and report."""
+
+
 class EvidenceWriter:
     """Writes one bundle under ``root``; nothing can be written outside it."""
 

@@ -12,6 +12,7 @@ import time
 from collections.abc import Callable, Iterable
 from importlib import metadata
 from pathlib import Path
+from typing import Any
 
 from playwright.async_api import Browser, BrowserContext, Page
 from playwright.async_api import Error as PlaywrightError
@@ -26,7 +27,7 @@ from evaluator.browser.freeze import FreezeController
 from evaluator.browser.frozen_web import web_environment
 from evaluator.browser.hang import browser_answers, probe_hang
 from evaluator.errors import BudgetExhaustedError, InfrastructureError, ModelRequestError
-from evaluator.evidence.bundle import EvidenceWriter
+from evaluator.evidence.bundle import PREVIEW_ROUNDS, EvidenceWriter
 from evaluator.evidence.console import PageLog
 from evaluator.evidence.interaction import Interaction
 from evaluator.evidence.perception import perceive
@@ -83,13 +84,14 @@ class EvidenceCollection:
     """
 
     def __init__(self, contexts: ContextPool, bundle_dir: Path, *, artifact: Artifact, query: Query,
-                 agent: AgentConfig, evidence_key: str, host: AppHost = LOOPBACK, models: ModelAccess | None = None
-                 ) -> None:
+                 agent: AgentConfig, evidence_key: str, host: AppHost = LOOPBACK, models: ModelAccess | None = None,
+                 preview_rounds: list[dict[str, Any]] | None = None) -> None:
         """Start the bundle under ``bundle_dir`` with its inputs (the query, the artifact and its source).
 
         ``contexts`` is a pool that makes the run's browser contexts (a worker's makes them ahead), on the browser
         that ``host`` serves the app to; it makes the next run's once this run's app has stopped. ``models`` is
-        what an LLM agent may call.
+        what an LLM agent may call. ``preview_rounds`` are an agentic answer's previews, kept in the bundle as
+        ``generation/rounds.json`` (the artifact's key covers them).
         """
         self._contexts, self._browser = contexts, contexts.browser
         self._writer = writer = EvidenceWriter(bundle_dir)
@@ -99,6 +101,8 @@ class EvidenceCollection:
         writer.write_json("artifact.json", artifact.model_dump(mode="json", exclude={"files"}))
         for rel, content in artifact.files.items():
             writer.write_text(f"source/{rel}", content)
+        if preview_rounds:
+            writer.write_json(PREVIEW_ROUNDS, preview_rounds)
         self._timings: dict[str, float] = {}
         self._server_log: list[str] = []
         self._requests: list[dict[str, str]] = []

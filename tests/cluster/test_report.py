@@ -309,6 +309,11 @@ def _hostile_run(root: Path) -> tuple[Path, Reduction, list[RunRow]]:
          "video_time_s": 0.3}]), encoding="utf-8")
     (bundle / "agent_summary.json").write_text(json.dumps(
         {"actions_performed": [XSS], "observations": [XSS], "overall_observation": XSS}), encoding="utf-8")
+    (bundle / "generation").mkdir()
+    (bundle / "generation" / "rounds.json").write_text(json.dumps([
+        {"round": 1, "files": [f"{XSS}.js"], "files_sha256": "0", "error": None,
+         "report": {"status": "errors", "problems": [{"kind": XSS, "message": XSS, "file": f"{XSS}.js", "line": 2}]}},
+        {"round": XSS, "files": "not a list", "report": None, "error": XSS}, "not a round"]), encoding="utf-8")
     (bundle / "manifest.json").write_text(json.dumps({"files": [{"path": "source/index.html"},
                                                                 {"path": f"{XSS}.png"}]}), encoding="utf-8")
     (run_dir / "verdicts").mkdir()
@@ -370,6 +375,8 @@ def test_strings_from_data_are_escaped_and_hostile_paths_are_not_followed(tmp_pa
     recovery = re.search(r'<table id="recovery">.*?</table>', index.read_text(encoding="utf-8"), re.S)
     assert recovery is not None and "1 of 2" in recovery.group(0) and escaped in recovery.group(0)
     hostile = hostile_page.read_text(encoding="utf-8")
+    rounds = re.search(r'<section id="preview-rounds">.*?</section>', hostile, re.S)
+    assert rounds is not None and rounds.group(0).count('class="round"') == 2 and ":2" in rounds.group(0)
     assert 'data-seek="0.200"' in hostile and 'href="#step-0"' in hostile
     # The model's own HTML is offered as a download, never opened by the report.
     assert re.search(r'<a href="[^"]*source/index\.html" download', hostile)

@@ -186,3 +186,8 @@ def test_an_agentic_run_is_judged_and_its_artifact_key_covers_the_rounds(tmp_pat
     assert fixer.preview is not None and quiet.preview is not None
     assert (fixer.preview.rounds, fixer.preview.first, fixer.preview.final_clean) == (2, "errors", True)
     assert (quiet.preview.rounds, quiet.preview.first, quiet.preview.final_clean) == (0, None, None)
+    kept = json.loads((StagePaths(tmp_path).evidence(str(fixer.evidence_key)) / "generation" / "rounds.json")
+                      .read_text())
+    assert [(r["round"], r["report"]["status"], r["files"]) for r in kept] == [
+        (1, "errors", ["app.js", "index.html"]), (2, "ok", ["app.js", "index.html"])]
+    assert not (StagePaths(tmp_path).evidence(str(quiet.evidence_key)) / "generation").exists()
