@@ -232,7 +232,8 @@ class _Run:
             try:
                 collection = EvidenceCollection(_pool_on(browser, contexts), bundle_dir, artifact=artifact,
                                                 query=self._spec.query, agent=self._spec.agent, evidence_key=key,
-                                                host=host, models=self._access, preview_rounds=self._rounds)
+                                                host=host, models=self._access)
+                collection.keep_preview_rounds(self._rounds)
                 manifest = await collection.run(progress)
             except EncoderUnavailableError as exc:
                 return self.outcome(OutcomeStatus.INFRA_ERROR, ReasonCode.ENCODER_FAILED, str(exc))

@@ -51,8 +51,11 @@ async def generate_agentic(candidate: Candidate, query: Query, *, variant: str |
     messages = list(request.messages)
     rounds: list[PreviewRound] = []
     results: list[ChatResult] = []
+    turns = 0
     while True:
-        final = len(rounds) >= candidate.generate.max_rounds
+        # Calls to a tool that does not exist make no round: the turns are bounded too.
+        turns += 1
+        final = len(rounds) >= candidate.generate.max_rounds or turns > candidate.generate.max_rounds + 2
         result = await client.complete(request.model_copy(update={
             "messages": list(messages), "tools": [tool], "tool_choice": "none" if final else "auto"}))
         results.append(result)
@@ -90,6 +93,8 @@ async def _round(call: ToolCall, rounds: list[PreviewRound], previewer: AppPrevi
         except TimeoutError:
             error = (f"the preview did not finish within {config.round_timeout_s:g} s; make the page load faster "
                      "and call again")
+        except Exception as exc:  # noqa: BLE001 - the candidate's app broke its preview: an observation for it
+            error = f"the preview failed ({type(exc).__name__}: {str(exc)[:300]}); check the page and call again"
     digest = hashlib.sha256(json.dumps(files, sort_keys=True).encode("utf-8")).hexdigest()
     rounds.append(PreviewRound(round=len(rounds) + 1, files=files, files_sha256=digest, report=report,
                                error=error or None))
@@ -117,5 +122,5 @@ async def _final_status(content: str, rounds: list[PreviewRound], previewer: App
         return previewed[-1].report.status if previewed[-1].report is not None else None
     try:
         return (await asyncio.wait_for(previewer.preview(final.files), timeout_s)).report.status
-    except TimeoutError:
+    except Exception:  # noqa: BLE001 - a timeout or a preview the app broke: unknown, not a failed run
         return None

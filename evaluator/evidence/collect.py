@@ -84,14 +84,13 @@ class EvidenceCollection:
     """
 
     def __init__(self, contexts: ContextPool, bundle_dir: Path, *, artifact: Artifact, query: Query,
-                 agent: AgentConfig, evidence_key: str, host: AppHost = LOOPBACK, models: ModelAccess | None = None,
-                 preview_rounds: list[dict[str, Any]] | None = None) -> None:
+                 agent: AgentConfig, evidence_key: str, host: AppHost = LOOPBACK, models: ModelAccess | None = None
+                 ) -> None:
         """Start the bundle under ``bundle_dir`` with its inputs (the query, the artifact and its source).
 
         ``contexts`` is a pool that makes the run's browser contexts (a worker's makes them ahead), on the browser
         that ``host`` serves the app to; it makes the next run's once this run's app has stopped. ``models`` is
-        what an LLM agent may call. ``preview_rounds`` are an agentic answer's previews, kept in the bundle as
-        ``generation/rounds.json`` (the artifact's key covers them).
+        what an LLM agent may call.
         """
         self._contexts, self._browser = contexts, contexts.browser
         self._writer = writer = EvidenceWriter(bundle_dir)
@@ -101,8 +100,6 @@ class EvidenceCollection:
         writer.write_json("artifact.json", artifact.model_dump(mode="json", exclude={"files"}))
         for rel, content in artifact.files.items():
             writer.write_text(f"source/{rel}", content)
-        if preview_rounds:
-            writer.write_json(PREVIEW_ROUNDS, preview_rounds)
         self._timings: dict[str, float] = {}
         self._server_log: list[str] = []
         self._requests: list[dict[str, str]] = []
@@ -124,6 +121,12 @@ class EvidenceCollection:
         self._error: str | None = None
         self._hung: HangProbe | None = None
         self._started = time.monotonic()
+
+    def keep_preview_rounds(self, rounds: list[dict[str, Any]]) -> None:
+        """An agentic answer's previews, kept in the bundle as ``generation/rounds.json`` (the artifact's key
+        covers them); none: nothing is written."""
+        if rounds:
+            self._writer.write_json(PREVIEW_ROUNDS, rounds)
 
     async def run(self, progress: RunProgress | None = None, *, interact: bool = True) -> EvidenceManifest:
         """Every phase in turn while the app is served, then the commit; the committed bundle's manifest.
