@@ -30,7 +30,7 @@ _BROKEN = {
               "document.getElementById('add').onclick = () => {};\n",
 }
 _STORM = {"index.html": "<!doctype html><html><body><h1>Storm</h1><p>Logs a lot.</p><script>"
-                       "for (let i = 0; i < 3000; i++) console.error('noise ' + i);\n"
+                       "for (let i = 0; i < 300; i++) console.error('noise ' + i);\n"
                        "null.boom();</script></body></html>"}
 _PROJECT = {"package.json": '{"name": "app", "private": true, "scripts": {"build": "vite build"}, '
                             '"dependencies": {"react": "18.3.1", "react-dom": "18.3.1"}}',
@@ -107,7 +107,7 @@ def test_files_that_are_no_app_get_a_report_not_an_exception(previews: list[Any]
 def test_a_console_storm_does_not_bury_the_exception(previews: list[Any]) -> None:
     report = previews[5].report
     assert report.problems[0].kind == "runtime_exceptions", report.problems[:3]
-    assert report.more_problems > 1000 and len(report.problems) <= 20
+    assert report.more_problems > 100 and len(report.problems) <= 20
     assert report.next_action == previews[1].report.next_action  # the exception's, not the console's
 
 
