@@ -26,6 +26,7 @@ from evaluator.answer.generate import (
     store_generation,
     stored_generation,
 )
+from evaluator.answer.repair import files_digest
 from evaluator.llm.client import ChatResult, ModelAccess, ToolCall, ToolSpec
 from evaluator.models import Candidate, GenerateConfig, Query
 from evaluator.preview.preview import AppPreviewer, as_answer, files_argument
@@ -95,8 +96,7 @@ async def _round(call: ToolCall, rounds: list[PreviewRound], previewer: AppPrevi
                      "and call again")
         except Exception as exc:  # noqa: BLE001 - the candidate's app broke its preview: an observation for it
             error = f"the preview failed ({type(exc).__name__}: {str(exc)[:300]}); check the page and call again"
-    digest = hashlib.sha256(json.dumps(files, sort_keys=True).encode("utf-8")).hexdigest()
-    rounds.append(PreviewRound(round=len(rounds) + 1, files=files, files_sha256=digest, report=report,
+    rounds.append(PreviewRound(round=len(rounds) + 1, files=files, files_sha256=files_digest(files), report=report,
                                error=error or None))
     return report.as_text() if report is not None else f"error: {error}"
 
