@@ -436,6 +436,8 @@ def _add_mcp(sub: _Commands) -> None:
     mcp.add_argument("--checks", default=",".join(DEFAULT_CHECKS),
                      help=f"what the report may reveal, comma-separated (default: {','.join(DEFAULT_CHECKS)})")
     mcp.add_argument("--no-screenshot", action="store_true", help="send the report without the screenshot")
+    mcp.add_argument("--timeout", type=float, default=60.0, metavar="SECONDS",
+                     help="a preview's limit: a page not seen by then is reported as too slow to load (default 60)")
     mcp.set_defaults(handler=_cmd_mcp)
 
 
@@ -996,7 +998,7 @@ def _cmd_mcp(args: argparse.Namespace, console: Console) -> int:
     serve(McpOptions(transport=args.transport, sandbox=args.sandbox, host=args.host, port=args.port,
                      token_env=args.token_env, allowed_origins=tuple(args.allow_origin),
                      allowed_hosts=tuple(args.allow_host), checks=checks,
-                     screenshot=not args.no_screenshot))
+                     screenshot=not args.no_screenshot, timeout_s=args.timeout))
     return 0
 
 

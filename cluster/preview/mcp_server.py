@@ -30,7 +30,7 @@ from evaluator.answer.extract import MAX_FILES
 from evaluator.browser.app_host import LOOPBACK
 from evaluator.browser.launch import launch_browser
 from evaluator.errors import ConfigError
-from evaluator.preview.preview import AppPreviewer
+from evaluator.preview.preview import PREVIEW_TIMEOUT_S, AppPreviewer
 from evaluator.preview.report import DEFAULT_CHECKS, PreviewCheck, preview_tool
 
 _LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
@@ -56,6 +56,12 @@ class McpOptions:
     """Calls that may wait for the sandbox while one runs; more are refused at once."""
     screenshot: bool = True
     """Send the desktop screenshot with each report."""
+    timeout_s: float = PREVIEW_TIMEOUT_S
+    """A preview's limit: a page not seen by then is reported as too slow (the call still gets a report)."""
+
+    def __post_init__(self) -> None:
+        if not 1 <= self.timeout_s <= 1800:
+            raise ConfigError(f"--timeout {self.timeout_s:g}: give a preview between 1 and 1800 seconds")
 
 
 def serve(options: McpOptions) -> None:
@@ -114,7 +120,7 @@ async def _previewer(options: McpOptions) -> AsyncIterator[AppPreviewer]:
         if options.sandbox == "local":
             browser = await launch_browser(playwright)
             try:
-                yield AppPreviewer(browser, host=LOOPBACK, checks=options.checks)
+                yield AppPreviewer(browser, host=LOOPBACK, checks=options.checks, timeout_s=options.timeout_s)
             finally:
                 await browser.close()
             return
@@ -123,7 +129,8 @@ async def _previewer(options: McpOptions) -> AsyncIterator[AppPreviewer]:
         sandbox = DockerSandbox()
         await sandbox.start()
         try:
-            yield AppPreviewer(await sandbox.browser(playwright), host=sandbox, checks=options.checks)
+            yield AppPreviewer(await sandbox.browser(playwright), host=sandbox, checks=options.checks,
+                                timeout_s=options.timeout_s)
         finally:
             await sandbox.close()
 

@@ -27,6 +27,7 @@ from evaluator.answer.generate import (
     stored_generation,
 )
 from evaluator.answer.repair import files_digest
+from evaluator.errors import InfrastructureError
 from evaluator.llm.client import ChatResult, ModelAccess, ToolCall, ToolSpec
 from evaluator.models import Candidate, GenerateConfig, Query
 from evaluator.preview.preview import AppPreviewer, as_answer, files_argument
@@ -94,11 +95,15 @@ async def _round(call: ToolCall, rounds: list[PreviewRound], previewer: AppPrevi
         except TimeoutError:
             error = (f"the preview did not finish within {config.round_timeout_s:g} s; make the page load faster "
                      "and call again")
+        except InfrastructureError:
+            raise  # the sandbox or its browser failed, not the app: the worker replaces them and tries again
         except Exception as exc:  # noqa: BLE001 - the candidate's app broke its preview: an observation for it
             error = f"the preview failed ({type(exc).__name__}: {str(exc)[:300]}); check the page and call again"
     rounds.append(PreviewRound(round=len(rounds) + 1, files=files, files_sha256=files_digest(files), report=report,
                                error=error or None))
-    return report.as_text() if report is not None else f"error: {error}"
+    told = report.as_text() if report is not None else f"error: {error}"
+    # The model plans its fixes knowing how many looks it has left; at none, its next turn is its answer.
+    return f"{told}\npreviews left: {config.max_rounds - len(rounds)}"
 
 
 def _final_answer(content: str, rounds: list[PreviewRound]) -> tuple[str, bool]:
@@ -122,5 +127,7 @@ async def _final_status(content: str, rounds: list[PreviewRound], previewer: App
         return previewed[-1].report.status if previewed[-1].report is not None else None
     try:
         return (await asyncio.wait_for(previewer.preview(final.files), timeout_s)).report.status
+    except InfrastructureError:
+        raise
     except Exception:  # noqa: BLE001 - a timeout or a preview the app broke: unknown, not a failed run
         return None

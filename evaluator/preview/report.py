@@ -113,8 +113,8 @@ def preview_tool() -> dict[str, Any]:
 
 
 def unservable_report(kind: str, detail: str, checks: tuple[PreviewCheck, ...] = DEFAULT_CHECKS) -> PreviewReport:
-    """The report on files that were not served: ``not_an_app`` (``detail``: why, as extraction said) or
-    ``build_errors`` (this host cannot build them)."""
+    """The report on files that were not seen: ``not_an_app`` (``detail``: why, as extraction said),
+    ``build_errors`` (this host cannot build them) or ``perception_failure`` (the page stopped answering)."""
     guide = _guide()
     told = guide["kinds"][kind]
     return PreviewReport(version=guide["version"], status="errors", checks=list(checks),
