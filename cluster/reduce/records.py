@@ -104,7 +104,11 @@ class Interval(_Model):
 
 class Recovery(_Model):
     """How one agentic candidate used the preview tool and recovered from what it reported (LH-Bench's recovery
-    rate: of the runs whose first preview had errors, the share whose final answer previews clean)."""
+    rate: of the runs whose first preview had errors, the share whose final answer previews clean).
+
+    The counts add up: ``runs = never_called + first_unknown + first_errors + (first previews that were clean)``,
+    and ``first_errors = recovered + (not recovered) + final_unknown``. A run whose status is unknown is counted
+    apart and left out of the rate it cannot inform, rather than counted as a failure."""
 
     candidate_id: str
     """The candidate (``generate: {mode: agentic}``)."""
@@ -112,20 +116,30 @@ class Recovery(_Model):
     """Its runs with a recorded use of the tool (every generated run, whatever its outcome)."""
     never_called: int
     """Runs in which it never called the tool: counted apart, in no rate below."""
+    first_unknown: int = 0
+    """Runs that called the tool but whose first round has no report (the preview timed out or broke, or the
+    call's arguments held no files): counted apart, in no rate below."""
     first_errors: int
-    """Runs whose first preview reported errors."""
+    """Runs whose first round's report had errors."""
     first_errors_rate: float | None
-    """``first_errors`` over the runs that called the tool."""
+    """``first_errors`` over the runs whose first round has a report (those that called the tool, less
+    ``first_unknown``); None when there is none."""
     recovered: int
     """Of ``first_errors``, the runs whose final answer previews clean."""
+    final_unknown: int = 0
+    """Of ``first_errors``, the runs whose final answer's preview status is unknown (its preview timed out or
+    broke, or the answer holds no app): counted apart, neither recovered nor not."""
     recovery_rate: Interval | None
-    """``recovered / first_errors`` with its 95% bootstrap interval over those runs."""
+    """``recovered`` over ``first_errors - final_unknown``, with its 95% Wilson score interval (``n`` is that
+    denominator); None when it is 0."""
     mean_rounds: float | None
     """Mean previews per run that called the tool."""
     base: str | None = None
     """The same model in one turn (the candidate's ``base:``), when named."""
     gain: Interval | None = None
-    """Overall score minus the base's, per (query, variant) cell both have scores for, with its 95% interval."""
+    """Overall score minus the base's with its 95% bootstrap interval over queries (``n``: queries). A query's
+    difference is the mean over its (query, variant) cells both have scores for; the queries are resampled, not
+    the cells, because a query's variants are not independent of one another."""
 
 
 class Accessibility(_Model):

@@ -1,4 +1,4 @@
-"""Statistics behind the reduction: bootstrap intervals, win rates, Bradley-Terry ratings, agreement, WebAccessBench.
+"""Statistics behind the reduction: bootstrap and Wilson intervals, win rates, Bradley-Terry, agreement, WebAccessBench.
 
 Everything here is plain numpy so the reducer carries no scipy dependency; the tests check each estimator
 against scipy or an independent straightforward implementation. Random functions take a ``seed`` and draw
@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from statistics import NormalDist
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -20,6 +21,7 @@ import numpy.typing as npt
 
 __all__ = [
     "MeanInterval",
+    "ProportionInterval",
     "RatingInterval",
     "WebAccessMetrics",
     "WinCounts",
@@ -34,6 +36,7 @@ __all__ = [
     "quadratic_weighted_kappa",
     "spearman",
     "webaccess_metrics",
+    "wilson_interval",
     "win_counts",
 ]
 
@@ -65,6 +68,19 @@ class MeanInterval(NamedTuple):
     """Upper percentile bound."""
     n: int
     """Observations behind the mean."""
+
+
+class ProportionInterval(NamedTuple):
+    """A share of successes with its Wilson score interval."""
+
+    rate: float
+    """Point estimate: successes over trials."""
+    low: float
+    """Lower bound of the Wilson score interval."""
+    high: float
+    """Upper bound."""
+    n: int
+    """Trials behind the rate."""
 
 
 class WinCounts(NamedTuple):
@@ -203,6 +219,35 @@ def pass_rate(values: _Vector, threshold: float) -> float:
     if math.isnan(threshold):
         raise ValueError("threshold is NaN")
     return float(np.count_nonzero(data >= threshold) / data.size)
+
+
+def wilson_interval(successes: int, n: int, *, confidence: float = 0.95) -> ProportionInterval:
+    """Wilson's score interval for a share of ``successes`` in ``n`` trials.
+
+    Unlike a percentile bootstrap of 0/1 outcomes, which collapses onto [0, 0] at 0/n and [1, 1] at n/n, it
+    keeps a width that reflects how few trials there were (0/10 gives 0 to 0.278). The bounds are
+    ``(p + z²/2n ± z·sqrt(p(1-p)/n + z²/4n²)) / (1 + z²/n)`` with p the observed share and z the standard normal
+    quantile at ``(1 + confidence) / 2``; the lower bound is exactly 0 at 0/n and the upper exactly 1 at n/n.
+
+    Raises:
+        ValueError: if ``n`` is below 1, ``successes`` is outside 0..n, or ``confidence`` is not strictly
+            between 0 and 1.
+    """
+    if n < 1:
+        raise ValueError(f"n must be at least 1, got {n}: a share of no trials has no interval")
+    if not 0 <= successes <= n:
+        raise ValueError(f"successes must be between 0 and n ({n}), got {successes}")
+    if not 0 < confidence < 1:
+        raise ValueError(f"confidence must be strictly between 0 and 1, got {confidence}")
+    z = NormalDist().inv_cdf((1.0 + confidence) / 2.0)
+    rate = successes / n
+    shrink = 1.0 + z * z / n
+    centre = (rate + z * z / (2 * n)) / shrink
+    half = z * math.sqrt(rate * (1.0 - rate) / n + z * z / (4 * n * n)) / shrink
+    # At 0/n and n/n the bound is exactly 0 or 1 in theory; in floats the difference leaves rounding dust.
+    low = 0.0 if successes == 0 else max(0.0, centre - half)
+    high = 1.0 if successes == n else min(1.0, centre + half)
+    return ProportionInterval(rate, low, high, n)
 
 
 def win_counts(scores_a: _Vector, scores_b: _Vector) -> WinCounts:

@@ -44,6 +44,7 @@ from cluster.repair.summary import Interval as LiftInterval
 from evaluator.agents.observation import StepRecord
 from evaluator.evidence.bundle import PREVIEW_ROUNDS
 from evaluator.models import EvidenceManifest, EvidenceRef, FailureAttribution, UxDimension, Verdict
+from evaluator.preview.report import DEFAULT_CHECKS, PREVIEW_GUIDE
 
 ASSET_FILES = ("style.css", "run.js")
 """Static assets copied to ``<out_dir>/assets``."""
@@ -153,7 +154,7 @@ def _num(value: float | None, digits: int = 2) -> str:
 def _ci(interval: Interval | None, digits: int = 2, bound_digits: int = 1) -> str:
     """``7.71 [7.4, 7.9]`` with the sample size as a tooltip."""
     if interval is None:
-        return '<span class="na">—</span>'
+        return _NA
     return (f'<span class="ci" title="95% bootstrap interval, n={interval.n}">{interval.mean:.{digits}f} '
             f'<span class="bounds">[{interval.low:.{bound_digits}f}, {interval.high:.{bound_digits}f}]</span></span>')
 
@@ -268,26 +269,47 @@ def _recovery_table(reduction: Reduction) -> str:
     """Agentic candidates' use of the preview tool; nothing for a sweep without them."""
     if not reduction.recovery:
         return ""
-    rows = [f'<tr data-candidate="{_e(r.candidate_id)}"><th scope="row" class="candidate">{_e(r.candidate_id)}</th>'
+    rows = []
+    for r in reduction.recovery:
+        reported = r.runs - r.never_called - r.first_unknown
+        rows.append(
+            f'<tr data-candidate="{_e(r.candidate_id)}"><th scope="row" class="candidate">{_e(r.candidate_id)}</th>'
             f'<td class="num">{r.runs}</td><td class="num">{r.never_called}</td>'
-            f'<td class="num">{_percent(r.first_errors_rate)}</td>'
-            f'<td class="num">{r.recovered} of {r.first_errors}</td>'
-            f'<td class="num recovery-rate">{_ci(r.recovery_rate)}</td><td class="num">{_num(r.mean_rounds)}</td>'
-            f'<td>{_e(r.base) if r.base else _NA}</td><td class="num gain">{_ci(r.gain) if r.gain else _NA}</td></tr>'
-            for r in reduction.recovery]
-    head = ["candidate", "runs", "never called the tool", "first preview had errors", "recovered",
-            "recovery rate", "mean previews", "base (one turn)", "overall gain over it"]
-    caption = ("Agentic candidates and the preview tool: of the runs whose first preview had errors, the share "
-               "whose final answer previews clean (95% interval over those runs). Runs that never called the tool "
-               "are counted apart and in no rate.")
+            f'<td class="num first-unknown">{r.first_unknown}</td>'
+            f'<td class="num first-errors">{r.first_errors} of {reported} ({_percent(r.first_errors_rate)})</td>'
+            f'<td class="num final-unknown">{r.final_unknown}</td>'
+            f'<td class="num recovered">{r.recovered} of {r.first_errors - r.final_unknown}</td>'
+            f'<td class="num recovery-rate">{_wilson(r.recovery_rate)}</td><td class="num">{_num(r.mean_rounds)}</td>'
+            f'<td>{_e(r.base) if r.base else _NA}</td><td class="num gain">{_ci(r.gain) if r.gain else _NA}</td></tr>')
+    head = ["candidate", "runs", "never called the tool", "first preview unknown", "first preview had errors",
+            "of those, final unknown", "recovered", "recovery rate", "mean previews", "base (one turn)",
+            "overall gain over it"]
+    checks = ", ".join(check.replace("_", " ") for check in DEFAULT_CHECKS)
+    caption = (f"Agentic candidates and the preview tool, which in this version of evalgrid looks for {checks} "
+               f"(its default checks, explained to the model as {PREVIEW_GUIDE} says) and always reports an app it "
+               "could not build, serve or see. First preview had errors: the share of the runs whose first round "
+               "has a report. Recovery rate: of the runs whose first preview had errors and whose final answer's "
+               "preview status is known, the share that previews clean, with its 95% Wilson score interval. "
+               "Unknown statuses (a preview that timed out or broke, a call without files, a final answer that is "
+               "no app) are counted apart and in no rate, as are runs that never called the tool. Gain: overall "
+               "score minus the base's, averaged per query over its variants, with a 95% bootstrap interval over "
+               "queries.")
     return _table("recovery", _e(caption), head, rows, "")
+
+
+def _wilson(interval: Interval | None) -> str:
+    """A recovery rate as ``67% [30%, 90%]``, its Wilson interval's ``n`` as a tooltip."""
+    if interval is None:
+        return _NA
+    return (f'<span class="ci" title="95% Wilson score interval, n={interval.n}">{100 * interval.mean:.0f}% '
+            f'<span class="bounds">[{100 * interval.low:.0f}%, {100 * interval.high:.0f}%]</span></span>')
 
 
 _NA = '<span class="na">—</span>'
 
 
 def _percent(value: float | None) -> str:
-    return '<span class="na">—</span>' if value is None else f"{100 * value:.1f}%"
+    return _NA if value is None else f"{100 * value:.1f}%"
 
 
 def _exclusion_warning(reduction: Reduction) -> str:

@@ -33,6 +33,7 @@ from cluster.scheduling.runner import run_sweep
 from cluster.store.results_log import ResultsLog
 from cluster.sweep.spec import load_sweep
 from evaluator.models import OutcomeStatus, Query, QuerySet, Verdict
+from evaluator.preview.report import DEFAULT_CHECKS
 from tests.support import APPS, FIXTURES, require_docker, with_browser
 
 pytestmark = pytest.mark.browser
@@ -352,8 +353,9 @@ def _hostile_run(root: Path) -> tuple[Path, Reduction, list[RunRow]]:
         ratings=[Rating(candidate_id=XSS, elo=1000, low=900, high=1100)],
         judges=[JudgeStats(judge=XSS, dimension="functional", n=1, mean=3.0, variance=0.0)],
         judge_agreement=[], human_agreement=[],
-        recovery=[Recovery(candidate_id=XSS, runs=3, never_called=1, first_errors=2, first_errors_rate=1.0,
-                           recovered=1, recovery_rate=Interval(mean=0.5, low=0.0, high=1.0, n=2), mean_rounds=2.5)])
+        recovery=[Recovery(candidate_id=XSS, runs=6, never_called=1, first_unknown=1, first_errors=3,
+                           first_errors_rate=0.75, recovered=1, final_unknown=1,
+                           recovery_rate=Interval(mean=0.5, low=0.0945, high=0.9055, n=2), mean_rounds=2.5)])
     return run_dir, reduction, runs
 
 
@@ -380,3 +382,19 @@ def test_strings_from_data_are_escaped_and_hostile_paths_are_not_followed(tmp_pa
     assert 'data-seek="0.200"' in hostile and 'href="#step-0"' in hostile
     # The model's own HTML is offered as a download, never opened by the report.
     assert re.search(r'<a href="[^"]*source/index\.html" download', hostile)
+
+
+def test_the_recovery_table_adds_up_and_names_its_interval_and_the_tools_checks(tmp_path: Path) -> None:
+    run_dir, reduction, runs = _hostile_run(tmp_path)
+    index = write_report(run_dir, reduction, runs, tmp_path / "site")
+    table = re.search(r'<table id="recovery">.*?</table>', index.read_text(encoding="utf-8"), re.S)
+    assert table is not None
+    cells = [re.sub(r"<[^>]+>", "", c) for c in re.findall(r"<td[^>]*>(.*?)</td>", table.group(0))]
+    # 6 runs = 1 never called + 1 first unknown + 4 with a first report, of which 3 had errors; of those 3, one
+    # final is unknown, so the rate is 1 of 2, with its Wilson bounds in percent.
+    assert cells[:7] == ["6", "1", "1", "3 of 4 (75.0%)", "1", "1 of 2", "50% [9%, 91%]"]
+    assert 'title="95% Wilson score interval, n=2"' in table.group(0)
+    caption = re.search(r"<caption>(.*?)</caption>", table.group(0), re.S)
+    assert caption is not None and "95% Wilson score interval" in caption.group(1)
+    assert "bootstrap interval over queries" in caption.group(1) and "preview-v1.yaml" in caption.group(1)
+    assert all(check.replace("_", " ") in caption.group(1) for check in DEFAULT_CHECKS)

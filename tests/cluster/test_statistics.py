@@ -14,6 +14,7 @@ import scipy.stats
 
 from cluster.reduce.statistics import (
     MeanInterval,
+    ProportionInterval,
     bootstrap_mean,
     bradley_terry,
     bradley_terry_bootstrap,
@@ -24,6 +25,7 @@ from cluster.reduce.statistics import (
     quadratic_weighted_kappa,
     spearman,
     webaccess_metrics,
+    wilson_interval,
     win_counts,
 )
 
@@ -127,7 +129,7 @@ def test_paired_bootstrap_rejects_an_empty_column() -> None:
         paired_bootstrap_means(matrix)
 
 
-# --------------------------------------------------------------------------- pass_rate, win_counts
+# --------------------------------------------------------------------------- pass_rate, wilson_interval, win_counts
 
 
 def test_pass_rate_counts_values_at_or_above_the_threshold() -> None:
@@ -135,6 +137,45 @@ def test_pass_rate_counts_values_at_or_above_the_threshold() -> None:
     assert pass_rate([1.0], 4.0) == 0.0
     with pytest.raises(ValueError, match="empty"):
         pass_rate([], 4.0)
+
+
+@pytest.mark.parametrize(("successes", "n", "low", "high"), [
+    (0, 10, 0.0, 0.2775),        # a bootstrap of ten 0s gives [0, 0]
+    (10, 10, 0.7225, 1.0),
+    (5, 10, 0.2366, 0.7634),
+    (1, 1, 0.2065, 1.0),
+    (81, 263, 0.2553, 0.3662),   # Wilson (1927) as tabulated by Newcombe (1998), example (a)
+])
+def test_wilson_interval_known_values(successes: int, n: int, low: float, high: float) -> None:
+    result = wilson_interval(successes, n)
+    assert isinstance(result, ProportionInterval)
+    assert (result.rate, result.n) == (pytest.approx(successes / n), n)
+    assert (result.low, result.high) == (pytest.approx(low, abs=1e-4), pytest.approx(high, abs=1e-4))
+
+
+@pytest.mark.parametrize("confidence", [0.8, 0.95, 0.99])
+def test_wilson_interval_matches_scipy(confidence: float) -> None:
+    for successes, n in [(0, 7), (3, 7), (7, 7), (1, 50), (49, 50), (12, 1000)]:
+        ref = scipy.stats.binomtest(successes, n).proportion_ci(confidence_level=confidence, method="wilson")
+        result = wilson_interval(successes, n, confidence=confidence)
+        assert (result.low, result.high) == (pytest.approx(ref.low, abs=1e-12), pytest.approx(ref.high, abs=1e-12))
+
+
+def test_wilson_interval_is_exact_at_the_ends_and_narrows_with_n() -> None:
+    assert wilson_interval(0, 3).low == 0.0 and wilson_interval(3, 3).high == 1.0
+    widths = [(w.high - w.low) for w in (wilson_interval(n // 2, n) for n in (4, 40, 400))]
+    assert widths[0] > widths[1] > widths[2]
+
+
+@pytest.mark.parametrize(("successes", "n", "kwargs", "message"), [
+    (0, 0, {}, "at least 1"),
+    (4, 3, {}, "between 0 and n"),
+    (-1, 3, {}, "between 0 and n"),
+    (1, 3, {"confidence": 1.0}, "confidence"),
+])
+def test_wilson_interval_rejects_bad_input(successes: int, n: int, kwargs: dict[str, float], message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        wilson_interval(successes, n, **kwargs)
 
 
 def test_win_counts_skips_missing_pairs_and_halves_ties() -> None:
