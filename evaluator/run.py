@@ -101,9 +101,10 @@ async def execute_run(spec: RunSpec, *, browser: Browser, paths: StagePaths, att
     collected in a sandbox is never confused with evidence collected on loopback. ``models`` is
     what generation, an LLM agent and LLM judges may call; the outcome carries what they used.
     ``contexts``: a pool on ``browser`` that makes the run's browser contexts ahead (see
-    :class:`~evaluator.evidence.collect.EvidenceCollection`). ``progress`` is filled by the evidence collection (for
-    a worker that abandons the run). A bundle the app cut short (a hang or crash its worker committed) is scored by the
-    failure policy: ``judged`` with reason ``app_hang`` / ``app_crash`` and functional 0.
+    :class:`~evaluator.evidence.collect.EvidenceCollection`). ``progress`` says when the answer was ready and is
+    filled by the evidence collection (for a worker that times the run, or abandons it). A bundle the app cut short
+    (a hang or crash its worker committed) is scored by the failure policy: ``judged`` with reason ``app_hang`` /
+    ``app_crash`` and functional 0.
 
     Raises :class:`~evaluator.errors.InfrastructureError` when the machinery fails (the caller
     decides on retries) and :class:`~evaluator.errors.BudgetExhaustedError` when the sweep's budget
@@ -112,6 +113,8 @@ async def execute_run(spec: RunSpec, *, browser: Browser, paths: StagePaths, att
     run = _Run(spec, paths, attempt=attempt, models=models)
     notes: list[str] = []
     raw = await run.answer(notes, previewer=AppPreviewer(browser, host=host))
+    if progress is not None:
+        progress.answered_at = time.monotonic()
     if isinstance(raw, Outcome):
         return raw
     artifact = run.artifact(raw, notes)

@@ -153,7 +153,7 @@ def worker_settings(sweep: Sweep, run_dir: Path, store: StoreSettings | None = N
     }) for name, endpoint in sweep.spec.endpoints.items()}
     return WorkerSettings(
         run_dir=str(run_dir.resolve()), backend=box.backend, run_timeout_s=sweep.spec.run_timeout_s,
-        max_attempts=sweep.spec.max_attempts, image=box.image,
+        generation_timeout_s=sweep.spec.generation_timeout_s, max_attempts=sweep.spec.max_attempts, image=box.image,
         limits=SandboxLimits(memory=box.memory, cpus=box.cpus, pids=box.pids), store=store, inputs=inputs,
         endpoints=endpoints,
     )

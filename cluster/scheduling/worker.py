@@ -28,6 +28,7 @@ from __future__ import annotations
 import asyncio
 import time
 import traceback
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Protocol
@@ -71,6 +72,8 @@ Backend = Literal["docker", "kubernetes", "local", "noop"]
 
 _CLEANUP_S = 15.0
 """How long a timed-out run may take to unwind before its sandbox is removed under it."""
+_DEADLINE_CHECK_S = 2.0
+"""How often a run's deadline is read again while it runs (it moves when the answer is ready)."""
 _SANDBOX_FAILURES = frozenset({ReasonCode.SANDBOX_FAILED, ReasonCode.BROWSER_UNAVAILABLE, ReasonCode.BROWSER_CRASHED,
                                ReasonCode.INTERNAL_ERROR, ReasonCode.RUN_TIMEOUT})
 """Failures an app in play could cause on purpose: the control page decides whose they are. (A model endpoint
@@ -86,6 +89,9 @@ class WorkerSettings:
     """``docker`` or ``kubernetes`` (sandboxes), ``local`` (loopback, NOT a sandbox) or ``noop`` (measures the
     scheduler only)."""
     run_timeout_s: float = 180.0
+    """A run's limit, from the moment its answer is ready (evidence and judging)."""
+    generation_timeout_s: float = 1800.0
+    """A generated answer's limit (every call and, for an agentic candidate, every preview), before the run's."""
     max_attempts: int = 2
     image: str = DEFAULT_IMAGE
     limits: SandboxLimits = field(default_factory=SandboxLimits)
@@ -283,9 +289,22 @@ class RunWorker:
         run = asyncio.ensure_future(execute_run(spec, browser=now.browser, paths=self._paths, attempt=now.number,
                                                 host=self._backend.host, models=self._models,
                                                 contexts=contexts, progress=now.progress))
-        ended = await _until_done_or_disconnected(run, now.browser, limit)
+        started, generating = time.monotonic(), self.settings.generation_timeout_s
+
+        def deadline() -> float:
+            answered = now.progress.answered_at
+            return started + generating if answered is None else answered + limit
+
+        ended = await _until_done_or_disconnected(run, now.browser, deadline)
         if ended == "done":
             return run.result()
+        if ended == "timeout" and now.progress.answered_at is None:
+            run.cancel()
+            await asyncio.wait({run}, timeout=_CLEANUP_S)
+            run.add_done_callback(_retrieve)
+            tried.code = ReasonCode.RUN_TIMEOUT
+            tried.detail = f"generating the answer exceeded its {generating:.0f} s limit (generation_timeout_s)"
+            return None
         # Whose timeout is it? Asked before the run is cancelled: its page must still be there.
         now.probe = await probe_hang(now.browser, origin=now.progress.origin) if ended == "timeout" else None
         # Either way the run is abandoned: it gets a bounded moment to unwind (a call into a dead or hung
@@ -462,8 +481,9 @@ _FAILURE_CODES: tuple[tuple[type[Exception], ReasonCode], ...] = (
 
 
 async def _until_done_or_disconnected(run: asyncio.Future[Outcome], browser: Browser,
-                                      limit: float) -> Literal["done", "disconnected", "timeout"]:
-    """Wait for ``run``, but not past ``limit`` and not past the browser's disconnection.
+                                      deadline: Callable[[], float]) -> Literal["done", "disconnected", "timeout"]:
+    """Wait for ``run``, but not past ``deadline()`` (which may move while the run goes on) and not past the
+    browser's disconnection.
 
     Playwright does not always fail a pending call when the connection drops (a `new_page` on a
     context of a killed sandbox waited forever): the disconnection itself must end the wait.
@@ -479,7 +499,12 @@ async def _until_done_or_disconnected(run: asyncio.Future[Outcome], browser: Bro
         if not browser.is_connected():
             on_disconnect(browser)
         waiters: set[asyncio.Future[Any]] = {run, dropped}
-        await asyncio.wait(waiters, timeout=limit, return_when=asyncio.FIRST_COMPLETED)
+        while not run.done() and not dropped.done():
+            left = deadline() - time.monotonic()
+            if left <= 0:
+                break
+            # Woken at least every few seconds: the deadline moves when the answer becomes ready.
+            await asyncio.wait(waiters, timeout=min(left, _DEADLINE_CHECK_S), return_when=asyncio.FIRST_COMPLETED)
     finally:
         browser.remove_listener("disconnected", on_disconnect)
         dropped.cancel()

@@ -105,7 +105,11 @@ class SweepSpec(BaseModel):
     concurrency: int = Field(default=2, ge=1, le=32)
     """Runs in flight at once (browser contexts)."""
     run_timeout_s: float = Field(default=180.0, gt=0, le=3600)
-    """Wall-time limit of one run; past it the run's outcome is ``timeout``."""
+    """Wall-time limit of one run from the moment its answer is ready (evidence and judging); past it the run's
+    outcome is ``timeout``."""
+    generation_timeout_s: float = Field(default=1800.0, gt=0, le=86400)
+    """Wall-time limit of generating one answer (a stage before the run's limit starts): every call of a live
+    candidate and, for an agentic one, every preview round. Past it the attempt fails as a timeout."""
     max_attempts: int = Field(default=2, ge=1, le=10)
     """Attempts per run when the infrastructure fails (the app's own failures are never retried)."""
     sandbox: SandboxSpec = SandboxSpec()
@@ -158,6 +162,13 @@ class SweepSpec(BaseModel):
                 raise ValueError(f"the pairwise judge names endpoint {self.pairwise.judge.options['endpoint']!r}, "
                                  "which is not under `endpoints:`")
         _check_bases(self.candidates)
+        for c in self.candidates:
+            previews = c.generate.max_rounds * c.generate.round_timeout_s if c.generate.mode == "agentic" else 0.0
+            if previews >= self.generation_timeout_s:
+                raise ValueError(f"candidate {c.id!r}: {c.generate.max_rounds} previews of up to "
+                                 f"{c.generate.round_timeout_s:g} s can take {previews:g} s, as long as the whole "
+                                 f"generation may (generation_timeout_s: {self.generation_timeout_s:g}); raise "
+                                 "generation_timeout_s or lower max_rounds or round_timeout_s")
         live = any(c.provider != "replay" for c in self.candidates)
         if (self.variants or self.samples > 1) and not live:
             raise ValueError("variants and samples need a live candidate (provider: openai); replayed answers "
@@ -258,9 +269,12 @@ def _check_bases(candidates: list[Candidate]) -> None:
             near = difflib.get_close_matches(c.base, by_id, n=1)
             hint = f" (did you mean {near[0]!r}?)" if near else ""
             raise ValueError(f"candidate {c.id!r} names base {c.base!r}, which is not a candidate of this sweep{hint}")
-        if base.generate.mode != "single" or (base.endpoint, base.model) != (c.endpoint, c.model):
-            raise ValueError(f"candidate {c.id!r}: its base {base.id!r} must ask the same model on the same endpoint "
-                             f"in one turn (generate: single), so that the gain is the tool's")
+        same = (base.endpoint, base.model, base.system_prompt, base.params) == (c.endpoint, c.model, c.system_prompt,
+                                                                                 c.params)
+        if base.generate.mode != "single" or not same:
+            raise ValueError(f"candidate {c.id!r}: its base {base.id!r} must ask the same model on the same endpoint, "
+                             "with the same system_prompt and params, in one turn (generate: single), so that the "
+                             "gain is the tool's")
 
 
 def _read_yaml(path: Path, what: str) -> Any:
