@@ -9,7 +9,7 @@ STAMPS := .make-stamps
 APT_PACKAGES := chromium ffmpeg fonts-noto-cjk fonts-noto-color-emoji fonts-liberation fonts-dejavu-core \
                 docker.io debootstrap pulseaudio $(if $(shell command -v npm),,nodejs npm)
 
-.PHONY: doctor doctor-demo setup system docker sandbox-image images judge-image venv vllm demo test lint bench clean
+.PHONY: doctor doctor-demo setup system docker sandbox-image images judge-image venv vllm demo demo-agentic test lint bench clean
 
 setup: system docker venv images
 
@@ -84,8 +84,22 @@ $(STAMPS)/vllm:
 	$(VLLM_VENV)/bin/python -c "import vllm.entrypoints.openai.api_server"
 	@touch $@
 
+# The demo sweep and its report, then the agentic slice and its report (both under runs/).
 demo: doctor-demo system docker venv sandbox-image
 	$(BIN)/evalgrid run fixtures/sweeps/demo.yaml
+	$(BIN)/evalgrid report runs/demo
+	@$(MAKE) --no-print-directory demo-agentic
+	@echo "reports: runs/demo/report/index.html and runs/demo-agentic/report/index.html (open them in a browser)"
+
+# The agentic slice (fixtures/sweeps/demo-agentic.yaml): an agentic candidate with the preview tool beside the same
+# model in one turn. Their model is a script (fixtures/agentic/demo_model.py) served on the port the sweep names
+# while the sweep runs; the trap stops it however the recipe ends. The report's recovery table shows the gain.
+demo-agentic: doctor-demo system docker venv sandbox-image
+	@$(BIN)/python fixtures/agentic/demo_model.py --port 18734 & model=$$!; \
+	trap 'kill $$model 2>/dev/null' EXIT; trap 'exit 130' INT TERM; \
+	$(BIN)/python fixtures/agentic/demo_model.py --port 18734 --wait 15 && kill -0 $$model 2>/dev/null \
+		|| { echo "error: the demo model did not start on 127.0.0.1:18734 (is the port taken?)" >&2; exit 1; }; \
+	$(BIN)/evalgrid run fixtures/sweeps/demo-agentic.yaml && $(BIN)/evalgrid report runs/demo-agentic
 
 test: doctor setup vllm lint
 	$(BIN)/pytest -q --durations=15

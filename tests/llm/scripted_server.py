@@ -198,11 +198,13 @@ def _deltas(turn: Turn, calls: list[dict[str, Any]]) -> Iterator[dict[str, Any]]
 
 
 @contextmanager
-def scripted_server(*turns: Turn, responder: Callable[[dict[str, Any]], Turn] | None = None
+def scripted_server(*turns: Turn, responder: Callable[[dict[str, Any]], Turn] | None = None, port: int = 0
                     ) -> Iterator[ScriptedServer]:
-    """Run a scripted server on a free loopback port; ``.url`` is its ``/v1`` base URL."""
+    """Run a scripted server on a loopback ``port`` (0: a free one); ``.url`` is its ``/v1`` base URL.
+
+    Raises :class:`OSError` when the port is taken."""
     state = ScriptedServer(script=list(turns), responder=responder)
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler(state))
+    httpd = ThreadingHTTPServer(("127.0.0.1", port), _handler(state))
     httpd.daemon_threads = True
     state.url = f"http://127.0.0.1:{httpd.server_address[1]}/v1"
     thread = threading.Thread(target=httpd.serve_forever, daemon=True)
