@@ -42,6 +42,7 @@ from cluster.sandbox.k8s_backend import collect_garbage as collect_pod_garbage
 from cluster.store.object_store import S3Store, StoreSettings
 from cluster.store.remote import RunStore
 from cluster.sweep.inputs import InputsRef, fetch_inputs
+from evaluator.abandon import abandon
 from evaluator.browser.app_host import LOOPBACK, AppHost
 from evaluator.browser.context_pool import ContextPool
 from evaluator.browser.control_page import ControlCheck, run_control_page
@@ -298,22 +299,19 @@ class RunWorker:
         ended = await _until_done_or_disconnected(run, now.browser, deadline)
         if ended == "done":
             return run.result()
-        if ended == "timeout" and now.progress.answered_at is None:
-            run.cancel()
-            await asyncio.wait({run}, timeout=_CLEANUP_S)
-            run.add_done_callback(_retrieve)
+        generated = now.progress.answered_at is not None
+        # Whose timeout is it? Asked before the run is cancelled: its page must still be there. (A generation past
+        # its own limit has served no app yet: there is nothing to ask.)
+        asked = ended == "timeout" and generated
+        now.probe = await probe_hang(now.browser, origin=now.progress.origin) if asked else None
+        # Either way the run is abandoned, and its sandbox is thrown away.
+        await abandon(run, unwind_s=_CLEANUP_S)
+        if ended == "disconnected":
+            raise InfrastructureError("the browser's connection dropped during the run (sandbox gone?)")
+        if not generated:
             tried.code = ReasonCode.RUN_TIMEOUT
             tried.detail = f"generating the answer exceeded its {generating:.0f} s limit (generation_timeout_s)"
             return None
-        # Whose timeout is it? Asked before the run is cancelled: its page must still be there.
-        now.probe = await probe_hang(now.browser, origin=now.progress.origin) if ended == "timeout" else None
-        # Either way the run is abandoned: it gets a bounded moment to unwind (a call into a dead or hung
-        # browser may never return), and its sandbox is thrown away.
-        run.cancel()
-        await asyncio.wait({run}, timeout=_CLEANUP_S)
-        run.add_done_callback(_retrieve)
-        if ended == "disconnected":
-            raise InfrastructureError("the browser's connection dropped during the run (sandbox gone?)")
         assert now.probe is not None  # ended == "timeout"
         if now.probe.app_hung and now.progress.commit_incomplete is not None:
             # The app's hang is a result about the app: scored from the evidence up to it, not retried.
@@ -511,12 +509,6 @@ async def _until_done_or_disconnected(run: asyncio.Future[Outcome], browser: Bro
     if run.done():
         return "done"
     return "disconnected" if dropped.done() and not dropped.cancelled() else "timeout"
-
-
-def _retrieve(task: asyncio.Future[Outcome]) -> None:
-    """Mark an abandoned run's late exception as seen (it ended with its sandbox)."""
-    if not task.cancelled():
-        task.exception()
 
 
 def _noop_outcome(spec: RunSpec) -> Outcome:
