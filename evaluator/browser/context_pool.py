@@ -75,7 +75,7 @@ class ContextPool:
             try:
                 await confine_to_origin(tab.context, origin, blocked)
             except BaseException:
-                await _close(tab.context)
+                await close_context(tab.context)
                 raise
         return tab
 
@@ -102,7 +102,7 @@ class ContextPool:
         for task in pending:
             task.cancel()
         made = await asyncio.gather(*pending, return_exceptions=True)
-        await asyncio.gather(*(_close(tab.context) for tab in made if isinstance(tab, Tab)))
+        await asyncio.gather(*(close_context(tab.context) for tab in made if isinstance(tab, Tab)))
 
     async def _take(self, mobile: bool) -> Tab:
         task = self._ready.pop(mobile, None)
@@ -116,9 +116,9 @@ class ContextPool:
                     await tab.page.evaluate("0")
                     return tab
                 except PlaywrightError:
-                    await _close(tab.context)  # its renderer went away while it waited: not the run's doing
+                    await close_context(tab.context)  # its renderer went away while it waited: not the run's doing
                 except BaseException:
-                    await _close(tab.context)  # the run was cancelled: the context is nobody's now
+                    await close_context(tab.context)  # the run was cancelled: the context is nobody's now
                     raise
         return await _make(self.browser, mobile)
 
@@ -132,12 +132,14 @@ async def _make(browser: Browser, mobile: bool) -> Tab:
         await pin_context(context)
         page = await context.new_page()
     except BaseException:
-        await _close(context)
+        await close_context(context)
         raise
     return Tab(context, page)
 
 
-async def _close(context: BrowserContext) -> None:
+async def close_context(context: BrowserContext) -> None:
+    """Close ``context``, waiting at most 10 s: one whose tab crashed or hung, or whose browser is gone, is left to
+    its browser (callers that care check the browser itself)."""
     with contextlib.suppress(PlaywrightError, TimeoutError):
         await asyncio.wait_for(context.close(), _CLOSE_S)
 

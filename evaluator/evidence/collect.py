@@ -21,7 +21,7 @@ from playwright.async_api import TimeoutError as PlaywrightTimeoutError
 from evaluator.agents.observation import AgentSummary, AudioTrack, Coverage, InteractionResult, StepRecord
 from evaluator.agents.policies import policies
 from evaluator.browser.app_host import BUILD_OUTPUT, LOOPBACK, AppHost
-from evaluator.browser.context_pool import ContextPool
+from evaluator.browser.context_pool import ContextPool, close_context
 from evaluator.browser.crash import CrashWatch
 from evaluator.browser.freeze import FreezeController
 from evaluator.browser.frozen_web import web_environment
@@ -152,7 +152,7 @@ class EvidenceCollection:
             if opened is not None and interact:
                 await self._interact(*opened, origin=origin, url=url)
             elif opened is not None:
-                await self._close(opened[0])
+                await close_context(opened[0])
         # The app has stopped (its processes too, in a sandbox): the browser is free for the next run's contexts.
         self._contexts.prepare()
         if self._hung is not None:
@@ -221,14 +221,7 @@ class EvidenceCollection:
             self._timings["interaction"] = time.monotonic() - mark
         finally:
             await self._sound.stop()
-            await self._close(desktop)
-
-    @staticmethod
-    async def _close(desktop: BrowserContext) -> None:
-        try:
-            await asyncio.wait_for(desktop.close(), 10)
-        except (TimeoutError, PlaywrightError):
-            pass  # a crashed tab's context; the browser itself is checked by the caller
+            await close_context(desktop)
 
     async def _explore(self, desktop: BrowserContext, page: Page, url: str) -> None:
         """The agent's policy explores the page, which is frozen while it deliberates and screencast throughout."""

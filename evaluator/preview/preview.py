@@ -27,9 +27,10 @@ from typing import Any
 
 from playwright.async_api import Browser, BrowserContext
 
+from evaluator.abandon import abandon
 from evaluator.answer.extract import NotAssessable, extract_app
 from evaluator.browser.app_host import LOOPBACK, AppHost
-from evaluator.browser.context_pool import ContextPool, Tab
+from evaluator.browser.context_pool import ContextPool, Tab, close_context
 from evaluator.browser.hang import probe_hang
 from evaluator.errors import BuildUnavailableError
 from evaluator.evidence.bundle import EvidenceBundle
@@ -139,23 +140,8 @@ class _TrackedPool(ContextPool):
 async def _abandon(look: asyncio.Future[Any], pool: _TrackedPool) -> None:
     """Stop a preview that will not finish: cancel it (its host stops the app), then close its contexts, hung
     pages and all. Bounded: a call into a wedged page may never return."""
-    look.cancel()
-    await asyncio.wait({look}, timeout=_UNWIND_S)
-    look.add_done_callback(_retrieve)
-    await asyncio.gather(*(_close(context) for context in pool.opened))
-
-
-async def _close(context: BrowserContext) -> None:
-    try:
-        await asyncio.wait_for(context.close(), _UNWIND_S)
-    except Exception:  # noqa: BLE001 - closed already, or its browser is gone: nothing is left to stop
-        pass
-
-
-def _retrieve(task: asyncio.Future[Any]) -> None:
-    """Mark an abandoned preview's late exception as seen."""
-    if not task.cancelled():
-        task.exception()
+    await abandon(look, unwind_s=_UNWIND_S)
+    await asyncio.gather(*(close_context(context) for context in pool.opened))
 
 
 def as_answer(files: dict[str, str]) -> str:
