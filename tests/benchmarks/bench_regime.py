@@ -28,6 +28,10 @@ per run in four places:
   inside the container when the host's cgroup is not found). Builds run in containers of their own, not counted.
 
     .venv/bin/python tests/benchmarks/bench_regime.py [--apps N] [--source demo|calibration|both] [--json PATH]
+                                                      [--account]
+
+``--account``: where the time goes. Each regime run's interaction is timed stage by stage (``step_account.py``),
+and a fifth run per app, ``novideo`` (signals with the screencast never started), gives the screen video's share.
 
 ``--smoke`` (run by ``make test``): three quick demo apps; checks only that every run was judged with a verdict and
 that the agreement was computed, without the targets.
@@ -46,6 +50,7 @@ import statistics
 import sys
 import tempfile
 import time
+from contextlib import nullcontext
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -68,6 +73,7 @@ from evaluator.judges import create_judge  # noqa: E402
 from evaluator.models import AgentConfig, Candidate, JudgeConfig, Query, QuerySet, Stack, Verdict  # noqa: E402
 from evaluator.run import StagePaths, execute_run, make_run_spec  # noqa: E402
 from tests.benchmarks.bench_static_perception import artifactsbench_capture  # noqa: E402
+from tests.benchmarks.step_account import accounted, print_account, run_account, without_screencast  # noqa: E402
 
 RATIO_TARGET = 1.0
 RATIO_DONE = 1.25
@@ -78,6 +84,8 @@ DEFAULT_APPS = 24
 """About 45 s an app on a 2-core machine (four runs of about 12 s, a long app's 20-25 s, and the 3.5 s baseline):
 about 20 minutes. All 54 apps (33 demo, 21 calibration) take about 40."""
 ITEMS = ("baseline", "signals", "rt1", "rt2")
+ACCOUNT_ITEMS = (*ITEMS, "novideo")
+"""With ``--account``; ``novideo``'s verdict is not compared with the others (the judge marks its missing video)."""
 PHASES = ("static_mobile", "static_desktop", "accessibility", "interaction", "encode", "total")
 CPU_PLACES = ("driver", "node", "children", "container", "total")
 _TICK = os.sysconf("SC_CLK_TCK")
@@ -114,6 +122,8 @@ class Measured:
     verdict: bool = False
     screenshots: int = 0
     note: str = ""
+    account: dict[str, float] = field(default_factory=dict)
+    """With ``--account``: seconds in each stage of the interaction, and its steps (``step_account.run_account``)."""
 
 
 # ------------------------------------------------------------------------------------------------ the apps
@@ -260,6 +270,8 @@ class Bench:
     clock: ContainerClock
     judge_version: str
     work: Path
+    account: bool = False
+    """Time each run's interaction stage by stage, and run each app a fifth time without the screen video."""
 
     async def cpu(self) -> dict[str, float]:
         """Cumulative CPU seconds per place (see the module's docstring)."""
@@ -314,15 +326,18 @@ async def baseline(bench: Bench, files: dict[str, bytes], page_path: str) -> Mea
     return Measured(seconds=round(seconds, 3), cpu=cpu, screenshots=shots)
 
 
-async def regime(bench: Bench, app: App, settle: Settle) -> Measured:
-    """One full run in the sandbox on a fresh stage directory; its time less the build's."""
+async def regime(bench: Bench, app: App, settle: Settle, *, video: bool = True) -> Measured:
+    """One full run in the sandbox on a fresh stage directory; its time less the build's (``video`` False: with no
+    screencast, for ``--account``)."""
     spec = make_run_spec(candidate=Candidate(id=app.candidate, answers=str(app.answers)), query=app.query,
                          agent=AgentConfig(settle=settle), judge=JudgeConfig(), judge_version=bench.judge_version,
                          answers_dir=app.answers)
     paths = StagePaths(Path(tempfile.mkdtemp(dir=bench.work)))
     before = await bench.cpu()
     started = time.perf_counter()
-    outcome = await execute_run(spec, browser=bench.browser, paths=paths, host=bench.sandbox, contexts=bench.pool)
+    with accounted() if bench.account else nullcontext({}) as spent, \
+            nullcontext() if video else without_screencast():
+        outcome = await execute_run(spec, browser=bench.browser, paths=paths, host=bench.sandbox, contexts=bench.pool)
     wall = time.perf_counter() - started
     cpu = await bench.cpu_since(before)
     run = Measured(seconds=wall, cpu=cpu, status=outcome.status.value, reason=outcome.reason.code.value)
@@ -332,7 +347,10 @@ async def regime(bench: Bench, app: App, settle: Settle) -> Measured:
             run.phases = json.loads((bundle / "manifest.json").read_text())["timings"]
             run.seconds = wall - run.phases.get("build", 0.0)
         if (bundle / "interaction" / "trace.json").is_file():
-            run.steps = len(json.loads((bundle / "interaction" / "trace.json").read_text()))
+            trace = json.loads((bundle / "interaction" / "trace.json").read_text())
+            run.steps = len(trace)
+            if spent and trace:
+                run.account = run_account(spent, len(trace), sum(step["deliberation_s"] for step in trace))
     if outcome.verdict_key is not None and paths.verdict(outcome.verdict_key).is_file():
         verdict = Verdict.model_validate_json(paths.verdict(outcome.verdict_key).read_text())
         run.verdict = True
@@ -345,7 +363,8 @@ async def regime(bench: Bench, app: App, settle: Settle) -> Measured:
 
 async def measure_app(bench: Bench, app: App, index: int) -> dict[str, Measured]:
     """The four measurements of one app, their order rotated by ``index``; the pool is warm before each."""
-    order = ITEMS[index % len(ITEMS):] + ITEMS[:index % len(ITEMS)]
+    items = ACCOUNT_ITEMS if bench.account else ITEMS
+    order = items[index % len(items):] + items[:index % len(items)]
     files, page_path, built = await baseline_page(bench.sandbox, app)
     results: dict[str, Measured] = {}
     for item in order:
@@ -354,7 +373,8 @@ async def measure_app(bench: Bench, app: App, index: int) -> dict[str, Measured]
             results[item] = await baseline(bench, files, page_path)
             results[item].note = built
         else:
-            results[item] = await regime(bench, app, "signals" if item == "signals" else "fixed")
+            results[item] = await regime(bench, app, "fixed" if item in ("rt1", "rt2") else "signals",
+                                         video=item != "novideo")
             if results[item].status == "non_assessable":
                 break  # the app is skipped: nothing to compare
     return results
@@ -495,7 +515,8 @@ def smoke_problems(apps: dict[str, dict[str, Measured]], agreed: dict[str, Any],
 # ------------------------------------------------------------------------------------------------ main
 
 
-async def measure_all(apps: list[App], work: Path) -> tuple[dict[str, dict[str, Measured]], list[str], dict[str, Any]]:
+async def measure_all(apps: list[App], work: Path, *, account: bool = False
+                      ) -> tuple[dict[str, dict[str, Measured]], list[str], dict[str, Any]]:
     """Every app's measurements (apps not assessable left out, with why), and how the bench was set up."""
     measured: dict[str, dict[str, Measured]] = {}
     skipped: list[str] = []
@@ -510,7 +531,7 @@ async def measure_all(apps: list[App], work: Path) -> tuple[dict[str, dict[str, 
             clock = await ContainerClock.open(sandbox.name)
             setup["container_cpu_from"] = clock.where
             bench = Bench(playwright, sandbox, browser, ContextPool(browser, ahead=True), clock,
-                          create_judge(JudgeConfig()).version, work)
+                          create_judge(JudgeConfig()).version, work, account)
             for index, app in enumerate(apps):
                 runs = await measure_app(bench, app, index)
                 _print_app(app, runs)
@@ -526,7 +547,7 @@ async def measure_all(apps: list[App], work: Path) -> tuple[dict[str, dict[str, 
 
 def _print_app(app: App, runs: dict[str, Measured]) -> None:
     cells = []
-    for item in ITEMS:
+    for item in ACCOUNT_ITEMS:
         run = runs.get(item)
         if run is not None:
             said = (f"{run.screenshots} shots" if item == "baseline"
@@ -543,12 +564,14 @@ def main() -> int:
     parser.add_argument("--source", choices=["demo", "calibration", "both"], default="both")
     parser.add_argument("--json", type=Path, help="write the full results here")
     parser.add_argument("--smoke", action="store_true", help="three quick demo apps, correctness only")
+    parser.add_argument("--account", action="store_true", help="where the time goes: stage by stage, and the video")
     args = parser.parse_args()
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="bench-regime-") as tmp:
         apps = select_apps(args.source, args.apps, args.smoke, Path(tmp))
-        print(f"{len(apps)} apps; per app, in rotated order: {', '.join(ITEMS)}", flush=True)
-        measured, skipped, setup = asyncio.run(measure_all(apps, Path(tmp)))
+        items = ACCOUNT_ITEMS if args.account else ITEMS
+        print(f"{len(apps)} apps; per app, in rotated order: {', '.join(items)}", flush=True)
+        measured, skipped, setup = asyncio.run(measure_all(apps, Path(tmp), account=args.account))
     summary = summarize(measured) if measured else {}
     agreed = agreement(measured) if measured else {}
     wall = round(time.perf_counter() - started, 1)
@@ -557,6 +580,11 @@ def main() -> int:
     sources = {s: sum(1 for a in apps if a.name in measured and a.source == s) for s in ("demo", "calibration")}
     if summary:
         print_table(summary, agreed, sources)
+    if args.account:
+        print_account({item: [runs[item].account for runs in measured.values() if item in runs and runs[item].account]
+                       for item in ("signals", "novideo", "rt1")},
+                      [runs["signals"].seconds for runs in measured.values() if "novideo" in runs],
+                      [runs["novideo"].seconds for runs in measured.values() if "novideo" in runs])
     print(f"\nsandbox start {setup['sandbox_start_s']} s; container CPU from {setup['container_cpu_from']}; "
           f"Playwright driver a child of this process: {setup['playwright_driver_is_child']}; wall {wall} s")
     problems = smoke_problems(measured, agreed, len(SMOKE_APPS)) if args.smoke else \
