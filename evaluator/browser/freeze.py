@@ -7,8 +7,6 @@ purpose: it pauses but does not resume to real time.
 
 from __future__ import annotations
 
-import asyncio
-
 from playwright.async_api import CDPSession, Page
 from playwright.async_api import Error as PlaywrightError
 
@@ -36,26 +34,23 @@ class FreezeController:
         """Stop the page's clock, timers, animation frames and CSS animations."""
         if self._frozen:
             return
-        # The two halves are independent round trips to the browser: sent together, one waits for both.
-        await asyncio.gather(self._pause_clock(), self._cdp.send("Animation.setPlaybackRate", {"playbackRate": 0}))
-        self._frozen = True
-
-    async def _pause_clock(self) -> None:
         # pause_at needs a time ahead of the page clock, which keeps running during the round trip:
         # aim a little ahead and widen the margin if the clock overtook the target.
         for margin_ms in _PAUSE_MARGINS_MS:
             now_ms = await self._page.evaluate("Date.now()")
             try:
                 await self._page.clock.pause_at((now_ms + margin_ms) / 1000)
-                return
+                break
             except PlaywrightError as exc:
                 if "to the past" not in str(exc) or margin_ms == _PAUSE_MARGINS_MS[-1]:
                     raise
+        await self._cdp.send("Animation.setPlaybackRate", {"playbackRate": 0})
+        self._frozen = True
 
     async def thaw(self) -> None:
         """Let the page run again at real speed (its clock lags real time by the time it was frozen)."""
         if not self._frozen:
             return
-        await asyncio.gather(self._cdp.send("Animation.setPlaybackRate", {"playbackRate": 1}),
-                             self._page.clock.resume())
+        await self._cdp.send("Animation.setPlaybackRate", {"playbackRate": 1})
+        await self._page.clock.resume()
         self._frozen = False

@@ -93,21 +93,6 @@ _ITEM_TEXT_JS = """([item, control]) => {
     .sort((a, b) => b.length - a.length)[0] || '';
 }"""
 _VISIBLE_TEXT_JS = "() => document.body ? document.body.innerText.slice(0, 20000) : ''"  # as effect_facts.js
-_EXCERPT_JS = "() => document.body ? document.body.innerText.slice(0, 1500) : ''"
-
-
-@dataclass(frozen=True)
-class _Look:
-    """The frozen page as the loop reads it after each action."""
-
-    shot: bytes
-    state: str
-    elements: list[dict[str, Any]]
-    text: str
-    title: str
-    keyboard: str
-    facts: dict[str, Any] | None
-    """What the last action's effect is measured by (None: nothing to measure)."""
 
 
 @dataclass
@@ -195,13 +180,14 @@ class Interaction:
         while True:
             await self._freezer.freeze()
             observed_wall = time.time()
-            look = await self._look(measuring=pending is not None and pending.result is None)
+            shot = await self._page.screenshot(**_SHOT)
+            state = await state_signature(self._page)
             last: tuple[Action, ActionResult] | None = None
             if pending is not None:
-                result = pending.result or await self._measure(pending, look)
+                result = pending.result or await self._measure(pending, state, shot)
                 self._record(pending, result, observed_wall)
                 last, pending = (pending.action, result), None
-            observation = await self._observe(step, look, last, notes)
+            observation = await self._observe(step, shot, state, last, notes)
             if step >= self._config.max_steps:
                 ended_by = "budget"
                 break
@@ -225,21 +211,9 @@ class Interaction:
         summary = action.summary if action is not None and action.summary else self._summarise()
         return InteractionOutcome(self.trace, summary, observation.coverage, ended_by, refusals)
 
-    async def _look(self, *, measuring: bool) -> _Look:
-        """Read the frozen page: the screenshot, then every script's read at once, since nothing moves meanwhile
-        (each is a round trip to the sandbox's browser). Not the screenshot with them: Playwright hides the caret
-        with a style element it adds to the page while it shoots, and the markup read beside it would hold it.
-        ``measuring``: also the facts the last action's effect is measured by."""
-        page = self._page
-        shot = await page.screenshot(**_SHOT)
-        state, raw, text, title, keyboard, facts = await asyncio.gather(
-            state_signature(page), interactive_elements(page), page.evaluate(_EXCERPT_JS), page.title(),
-            keyboard_driven(page), effect_facts(page) if measuring else _nothing())
-        return _Look(shot, state, raw, str(text), title, keyboard, facts)
-
-    async def _observe(self, step: int, look: _Look, last: tuple[Action, ActionResult] | None,
+    async def _observe(self, step: int, shot: bytes, state: str, last: tuple[Action, ActionResult] | None,
                        notes: list[str]) -> Observation:
-        raw, shot, text, title = look.elements, look.shot, look.text, look.title
+        raw = await interactive_elements(self._page)
         if step > 0:
             self._created.update(e["selector"] for e in raw if e["selector"] not in self._seen)
         self._seen.update(e["selector"] for e in raw)
@@ -251,15 +225,17 @@ class Interaction:
         remaining = [e.index for e in elements
                      if e.selector in self._salient and not self._was_exercised(e.selector)]
         path = self._writer.write_bytes(f"interaction/steps/{step:03d}.jpg", shot)
+        text = await self._page.evaluate("document.body ? document.body.innerText.slice(0, 1500) : ''")
+        title = await self._page.title()
         self._scan(step, [("page title", title), ("page text", text),
                           *(("element label", e.label) for e in elements)])
         return Observation(
             step=step, steps_left=max(0, self._config.max_steps - step), url=self._page.url,
-            title=title, elements=elements, state=look.state, text_excerpt=text, screenshot=path,
+            title=title, elements=elements, state=state, text_excerpt=text, screenshot=path,
             last_action=last[0] if last else None, last_result=last[1] if last else None,
             coverage=Coverage(salient=len(self._salient), exercised=self._exercised_count(), remaining=remaining),
             notes=notes, viewport=self._viewport, image=base64.b64encode(shot).decode(),
-            keyboard=look.keyboard,
+            keyboard=await keyboard_driven(self._page),
         )
 
     def _scan(self, step: int, texts: list[tuple[str, str]]) -> None:
@@ -276,8 +252,8 @@ class Interaction:
     def _exercised_count(self) -> int:
         return sum(self._was_exercised(selector) for selector in self._salient)
 
-    async def _measure(self, pending: _Pending, look: _Look) -> ActionResult:
-        facts, state, shot = look.facts or await effect_facts(self._page), look.state, look.shot
+    async def _measure(self, pending: _Pending, state: str, shot: bytes) -> ActionResult:
+        facts = await effect_facts(self._page)
         before = pending.pre_facts or facts
         fraction = changed_fraction(pending.pre_shot, shot) if pending.pre_shot is not None else 0.0
         dom = state != pending.pre_state
@@ -500,9 +476,9 @@ class Interaction:
         pending.start_wall = time.time()
 
     async def _note_state(self, pending: _Pending) -> None:
-        page = self._page
-        pending.pre_shot = await page.screenshot(**_SHOT)  # alone, as in _look
-        pending.pre_state, pending.pre_facts = await asyncio.gather(state_signature(page), effect_facts(page))
+        pending.pre_state = await state_signature(self._page)
+        pending.pre_shot = await self._page.screenshot(**_SHOT)
+        pending.pre_facts = await effect_facts(self._page)
 
     async def _type(self, action: Action, target: ElementInfo, pending: _Pending, locator: Locator) -> None:
         """Type over the field's text; a field that does not take the text rejects the input."""
@@ -646,10 +622,6 @@ def _most_changed_pixels(shots: Sequence[bytes], region: tuple[int, int, int, in
         frames = [f[y0:y1, x0:x1] for f in frames]
     return max((int((np.abs(a - b) > _PIXEL_DELTA).sum()) for i, a in enumerate(frames) for b in frames[i + 1:]),
                default=0)
-
-
-async def _nothing() -> None:
-    return None
 
 
 def _pixel_count(shot: bytes) -> int:
