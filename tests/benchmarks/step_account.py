@@ -1,9 +1,10 @@
 """Where an interaction step's time goes: ``bench_regime.py --account``'s instrument.
 
 The interaction loop's stages are timed by wrapping them for the length of a benchmark run (a measurement tool's
-instrument; the product keeps no such hooks), and counted only while the loop runs. Only stages that never call
-one another are wrapped, so their times add up; the policy's deliberation comes from the trace, and the rest of
-the interaction (focus, blur, a field's value read, the trace's records) is reported as ``other``.
+instrument; the product keeps no such hooks), and counted only while the loop runs. A call inside another stage
+counts as that outer stage's (a screenshot before the input is "page before input"), so the stages add up; the
+policy's deliberation comes from the trace, and the rest of the interaction (focus, blur, a field's value read,
+the trace's records) is reported as ``other``.
 
 Also here: a way to run the regime with the screencast not started, the video's share measured by difference.
 """
@@ -18,7 +19,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any
 
-from playwright.async_api import Locator
+from playwright.async_api import Locator, Page
 
 from evaluator.agents.humanlike import HumanInput
 from evaluator.browser.freeze import FreezeController
@@ -33,12 +34,12 @@ STAGES: dict[str, tuple[tuple[Any, str], ...]] = {
     "idle control (keys, canvas)": ((loop.Interaction, "_idle_control"),),
     "settle after input": ((loop.Interaction, "_settle"), (loop.Interaction, "_await_removal")),
     "freeze and thaw": ((FreezeController, "freeze"), (FreezeController, "thaw")),
-    "frozen look": ((loop.Interaction, "_look"),),
-    "measure": ((loop.Interaction, "_measure"),),
-    "observation build": ((loop.Interaction, "_observe"),),
+    "frozen look and measure": ((Page, "screenshot"), (loop, "state_signature"), (loop.Interaction, "_measure"),
+                                (loop.Interaction, "_observe")),
     "target into view, its box": ((Locator, "scroll_into_view_if_needed"), (Locator, "bounding_box")),
 }
 _IN_LOOP: ContextVar[bool] = ContextVar("in_interaction_loop", default=False)
+_IN_STAGE: ContextVar[bool] = ContextVar("in_stage", default=False)
 _MISSING: set[str] = set()
 
 
@@ -69,15 +70,16 @@ def _timed(function: Callable[..., Awaitable[Any]], spent: dict[str, float], sta
            ) -> Callable[..., Awaitable[Any]]:
     @functools.wraps(function)
     async def timed(*args: Any, **kwargs: Any) -> Any:
-        if stage != "interaction" and not _IN_LOOP.get():
-            return await function(*args, **kwargs)  # a call from outside the loop (Static Perception)
-        token = _IN_LOOP.set(True)
+        if stage != "interaction" and (not _IN_LOOP.get() or _IN_STAGE.get()):
+            return await function(*args, **kwargs)  # outside the loop (Static Perception), or an outer stage's
+        flag = _IN_LOOP if stage == "interaction" else _IN_STAGE
+        token = flag.set(True)
         started = time.perf_counter()
         try:
             return await function(*args, **kwargs)
         finally:
             spent[stage] += time.perf_counter() - started
-            _IN_LOOP.reset(token)
+            flag.reset(token)
     return timed
 
 
