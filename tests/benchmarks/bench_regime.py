@@ -362,7 +362,8 @@ async def regime(bench: Bench, app: App, settle: Settle, *, video: bool = True) 
 
 
 async def measure_app(bench: Bench, app: App, index: int) -> dict[str, Measured]:
-    """The four measurements of one app, their order rotated by ``index``; the pool is warm before each."""
+    """The four measurements of one app (five with ``--account``), their order rotated by ``index``; the pool is
+    warm before each."""
     items = ACCOUNT_ITEMS if bench.account else ITEMS
     order = items[index % len(items):] + items[:index % len(items)]
     files, page_path, built = await baseline_page(bench.sandbox, app)

@@ -40,7 +40,6 @@ STAGES: dict[str, tuple[tuple[Any, str], ...]] = {
 }
 _IN_LOOP: ContextVar[bool] = ContextVar("in_interaction_loop", default=False)
 _IN_STAGE: ContextVar[bool] = ContextVar("in_stage", default=False)
-_MISSING: set[str] = set()
 
 
 @contextmanager
@@ -50,13 +49,7 @@ def accounted() -> Iterator[dict[str, float]]:
     saved: list[tuple[Any, str, Any]] = []
     wrapped = [(stage, owner, name) for stage, places in STAGES.items() for owner, name in places]
     for stage, owner, name in [*wrapped, ("interaction", loop.Interaction, "run")]:
-        original = getattr(owner, name, None)
-        if original is None:  # a stage this version of the loop does not have: its time stays in ``other``
-            missing = f"{getattr(owner, '__name__', owner)}.{name}"
-            if missing not in _MISSING:
-                _MISSING.add(missing)
-                print(f"step account: {missing} not found, its time is counted in 'other'")
-            continue
+        original = getattr(owner, name)  # a stage renamed in the loop fails here, not silently into ``other``
         saved.append((owner, name, original))
         setattr(owner, name, _timed(original, spent, stage))
     try:
