@@ -13,6 +13,8 @@ import pytest
 from tests.s3.faulty_s3 import FaultyS3, faulty_s3
 from tests.support import install_sandbox_npm_trees
 
+pytest_plugins = ["tests.budget", "tests.lanes"]
+
 
 @pytest.fixture(autouse=True)
 def _collect_garbage_at_teardown(request: pytest.FixtureRequest) -> Iterator[None]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import fcntl
 import os
 import shutil
 import subprocess
@@ -57,6 +58,16 @@ def html_artifact(name: str, html: str, *, extra: dict[str, str] | None = None) 
                     answer_sha256="0" * 64)
 
 
+def full_suite() -> bool:
+    """Whether the full versions of the sliced tests run (``EVALGRID_FULL_TESTS=1``, as ``make test-full`` sets).
+
+    ``make test`` runs each costly end-to-end test on a slice that keeps what it proves (every fault kind,
+    every candidate, both orders) at a fraction of the runs; the full versions are what benchmarks and
+    closing notes cite.
+    """
+    return os.environ.get("EVALGRID_FULL_TESTS", "") == "1"
+
+
 def require_docker() -> None:
     """Skip (or, under CI, fail) when the Docker engine or the sandbox image is missing.
 
@@ -91,9 +102,13 @@ def install_sandbox_npm_trees() -> Path:
     """
     if shutil.which("npm") is None:
         pytest.skip("npm is not installed (make setup installs it); the trees come from the npm registry")
-    for tree, out in (("mirror", MIRROR_DIR), ("cdn", CDN_DIR), ("toolchain", TOOLCHAIN_DIR)):
-        done = subprocess.run([str(SANDBOX / "npm-tree.sh"), str(SANDBOX / tree), str(out)],
-                              capture_output=True, text=True)
-        if done.returncode != 0:
-            pytest.fail(f"npm-tree.sh {tree} failed:\n{done.stdout}\n{done.stderr}")
+    # xdist's workers each ask for the trees: one installs while the other waits, then finds them current.
+    SANDBOX.joinpath("build").mkdir(exist_ok=True)
+    with open(SANDBOX / "build" / ".npm-trees.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        for tree, out in (("mirror", MIRROR_DIR), ("cdn", CDN_DIR), ("toolchain", TOOLCHAIN_DIR)):
+            done = subprocess.run([str(SANDBOX / "npm-tree.sh"), str(SANDBOX / tree), str(out)],
+                                  capture_output=True, text=True)
+            if done.returncode != 0:
+                pytest.fail(f"npm-tree.sh {tree} failed:\n{done.stdout}\n{done.stderr}")
     return MIRROR_DIR

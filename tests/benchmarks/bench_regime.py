@@ -33,7 +33,7 @@ per run in four places:
 ``--account``: where the time goes. Each regime run's interaction is timed stage by stage (``step_account.py``),
 and a fifth run per app, ``novideo`` (signals with the screencast never started), gives the screen video's share.
 
-``--smoke`` (run by ``make test``): three quick demo apps; checks only that every run was judged with a verdict and
+``--smoke`` (run by ``make test``): one quick demo app; checks only that every run was judged with a verdict and
 that the agreement was computed, without the targets.
 """
 
@@ -79,7 +79,7 @@ RATIO_TARGET = 1.0
 RATIO_DONE = 1.25
 DEMO_ANSWERS = ROOT / "fixtures" / "answers" / "careful"
 DEMO_QUERIES = ROOT / "fixtures" / "queries" / "cookie-mini.yaml"
-SMOKE_APPS = ("game-reaction", "viz-dashboard", "tool-password")
+SMOKE_APPS = ("game-reaction",)
 DEFAULT_APPS = 24
 """About 45 s an app on a 2-core machine (four runs of about 12 s, a long app's 20-25 s, and the 3.5 s baseline):
 about 20 minutes. All 54 apps (33 demo, 21 calibration) take about 40."""
@@ -155,7 +155,7 @@ def _calibration_apps(work: Path) -> list[App]:
 
 
 def select_apps(source: str, count: int, smoke: bool, work: Path) -> list[App]:
-    """The apps to measure: ``smoke``'s three, or the first ``count`` of the sources, interleaved."""
+    """The apps to measure: ``smoke``'s one, or the first ``count`` of the sources, interleaved."""
     demo = _demo_apps() if source in ("demo", "both") or smoke else []
     if smoke:
         return [app for app in demo if app.name in SMOKE_APPS]
@@ -564,7 +564,7 @@ def main() -> int:
                                                                        "interleaved)")
     parser.add_argument("--source", choices=["demo", "calibration", "both"], default="both")
     parser.add_argument("--json", type=Path, help="write the full results here")
-    parser.add_argument("--smoke", action="store_true", help="three quick demo apps, correctness only")
+    parser.add_argument("--smoke", action="store_true", help="one quick demo app, correctness only")
     parser.add_argument("--account", action="store_true", help="where the time goes: stage by stage, and the video")
     args = parser.parse_args()
     started = time.perf_counter()

@@ -16,7 +16,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 BENCHMARKS = sorted(p.stem for p in (ROOT / "tests" / "benchmarks").glob("bench_*.py"))
 NEEDS = {"bench_build": [pytest.mark.docker], "bench_static_perception": [pytest.mark.browser],
-         "bench_regime": [pytest.mark.docker, pytest.mark.browser]}
+         "bench_regime": [pytest.mark.docker, pytest.mark.browser], "bench_grid": [pytest.mark.heavy]}
 
 
 def test_every_benchmark_is_in_make_bench() -> None:

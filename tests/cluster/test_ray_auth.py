@@ -32,6 +32,8 @@ import pytest
 
 from tests.support import ROOT
 
+pytestmark = pytest.mark.heavy  # a Ray head of its own, beside no other cluster
+
 RAY = Path(sys.executable).with_name("ray")
 _START_TIMEOUT_S = 30.0
 

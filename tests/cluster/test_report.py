@@ -36,7 +36,7 @@ from evaluator.models import OutcomeStatus, Query, QuerySet, Verdict
 from evaluator.preview.report import DEFAULT_CHECKS
 from tests.support import APPS, FIXTURES, require_docker, with_browser
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.docker]  # its sweep runs in the default (Docker) sandbox
 
 QUERIES = ["prod-todo", "viz-bar-chart"]
 XSS = "<script>alert(1)</script>"

@@ -22,7 +22,7 @@ from evaluator.judges import create_judge
 from evaluator.models import AgentConfig, JudgeConfig, Verdict
 from tests.support import app_artifact, app_query, with_browser
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.heavy]  # fifteen pages at once in one browser
 
 APPS = ("enter-list.html", "enter-dead.html", "key-game.html", "key-game-dead.html", "scripted-control.html",
         "hidden-checkbox.html", "delete-list.html", "delete-dead.html", "hover-delete.html", "dblclick-edit.html",

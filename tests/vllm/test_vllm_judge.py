@@ -38,7 +38,7 @@ from evaluator.llm.client import Endpoint, ModelAccess
 from evaluator.models import AgentConfig, UxReport, Verdict
 from tests.support import app_artifact, app_query, with_browser
 
-pytestmark = [pytest.mark.slow, pytest.mark.browser]
+pytestmark = [pytest.mark.slow, pytest.mark.browser, pytest.mark.heavy]
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -1,0 +1,83 @@
+"""The suite's own machinery: the xdist lanes keep what must not overlap apart, and the budget fails a slow item.
+
+Each case runs pytest on a small synthetic suite in a subprocess, with this project's plugins
+(``tests/lanes.py``, ``tests/budget.py``) and real pytest-xdist workers.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.support import ROOT
+
+_INI = """[pytest]
+markers =
+    docker: a sandbox
+    heavy: a heavy one
+"""
+
+# Each test records its worker, module and when it ran; the docker and heavy modules take a while, so that any
+# overlap between two of them would show.
+_MODULE = """import json, os, time
+import pytest
+pytestmark = {marks}
+
+
+@pytest.mark.parametrize("n", range({count}))
+def test_runs(n):
+    started = time.monotonic()
+    time.sleep({sleep})
+    with open(os.environ["SHAPE_LOG"], "a") as log:
+        log.write(json.dumps({{"module": __name__, "worker": os.environ.get("PYTEST_XDIST_WORKER", "main"),
+                               "start": started, "end": time.monotonic()}}) + "\\n")
+"""
+
+
+def _suite(root: Path, modules: dict[str, tuple[str, int, float]]) -> None:
+    (root / "pytest.ini").write_text(_INI)
+    for name, (marks, count, sleep) in modules.items():
+        (root / f"test_{name}.py").write_text(_MODULE.format(marks=marks, count=count, sleep=sleep))
+
+
+def _pytest(root: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
+    environment = {name: value for name, value in os.environ.items() if name != "EVALGRID_FULL_TESTS"}
+    environment |= {"PYTHONPATH": str(ROOT), "SHAPE_LOG": str(root / "log.jsonl"), **env}
+    return subprocess.run([sys.executable, "-m", "pytest", "-p", "tests.budget", "-p", "tests.lanes", "-q",
+                           "-p", "no:cacheprovider", *args], cwd=root, env=environment, capture_output=True,
+                          text=True, timeout=120)
+
+
+def test_lanes_run_their_modules_one_at_a_time_on_one_worker_and_first(tmp_path: Path) -> None:
+    _suite(tmp_path, {"sandbox_a": ("pytest.mark.docker", 2, 0.4), "sandbox_b": ("pytest.mark.docker", 2, 0.4),
+                      "heavy_a": ("pytest.mark.heavy", 2, 0.4), "heavy_b": ("pytest.mark.heavy", 2, 0.4),
+                      "plain_a": ("[]", 3, 0.05), "plain_b": ("[]", 3, 0.05)})
+    done = _pytest(tmp_path, "-n", "2", "--dist", "loadgroup", "--no-loadscope-reorder")
+    assert done.returncode == 0, done.stdout + done.stderr
+    rows = [json.loads(line) for line in (tmp_path / "log.jsonl").read_text().splitlines()]
+    assert len(rows) == 14
+    for lane in ("sandbox", "heavy"):
+        mine = sorted((r for r in rows if r["module"].startswith(f"test_{lane}")), key=lambda r: r["start"])
+        assert len({r["worker"] for r in mine}) == 1, mine  # one worker ...
+        assert all(a["end"] <= b["start"] for a, b in zip(mine, mine[1:], strict=False)), mine  # ... one at a time
+    # The two lanes start at once, one on each worker, before any plain module.
+    first = {r["module"] for r in sorted(rows, key=lambda r: r["start"])[:2]}
+    assert {m.split("_")[1] for m in first} == {"sandbox", "heavy"}, first
+    plain = [r for r in rows if r["module"].startswith("test_plain_a")]
+    assert len({r["worker"] for r in plain}) == 1  # a module is one unit: its module fixtures are built once
+
+
+def test_an_item_over_the_ceiling_fails_the_run_and_says_what_to_do(tmp_path: Path) -> None:
+    _suite(tmp_path, {"slow": ("[]", 1, 0.6), "quick": ("[]", 2, 0.0)})
+    over = _pytest(tmp_path, EVALGRID_TEST_CEILING_S="0.3")
+    assert over.returncode == 1, over.stdout + over.stderr
+    assert "3 passed" in over.stdout
+    assert "OVER BUDGET: test_slow.py::test_runs[0]" in over.stdout and "make test-full" in over.stdout
+    assert "suite wall time" in over.stdout and "slowest items" in over.stdout
+    # Under xdist the controller keeps the account; the full suite has no ceiling.
+    assert _pytest(tmp_path, "-n", "2", EVALGRID_TEST_CEILING_S="0.3").returncode == 1
+    assert _pytest(tmp_path, EVALGRID_TEST_CEILING_S="0.3", EVALGRID_FULL_TESTS="1").returncode == 0
+    assert _pytest(tmp_path, EVALGRID_TEST_CEILING_S="5").returncode == 0
