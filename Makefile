@@ -101,9 +101,9 @@ demo-agentic: doctor-demo system docker venv sandbox-image
 		|| { echo "error: the demo model did not start on 127.0.0.1:18734 (is the port taken?)" >&2; exit 1; }; \
 	$(BIN)/evalgrid run fixtures/sweeps/demo-agentic.yaml && $(BIN)/evalgrid report runs/demo-agentic
 
-# The suite on two xdist workers: the Docker modules one after another in one lane, the heavy ones (vLLM, a Ray
-# head, many pages) in another, the rest beside them (tests/lanes.py). It ends with its time and slowest items,
-# and fails when one item passes 300 s (tests/budget.py). The sliced end-to-end tests run whole in test-full.
+# The suite on two xdist workers: the Docker and heavy modules (vLLM, a Ray head, the explorer's runs) one after
+# another in one lane, the rest beside them (tests/lanes.py). It ends with its time and slowest items, and fails
+# when one item passes 300 s (tests/budget.py). The sliced end-to-end tests run whole in test-full.
 PYTEST_LANES := -n 2 --dist loadgroup --no-loadscope-reorder
 test: doctor setup vllm lint
 	$(BIN)/pytest -q $(PYTEST_LANES)

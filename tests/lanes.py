@@ -1,21 +1,20 @@
 """Lanes for pytest-xdist on a 2-core machine: what must not run beside its own kind, and the rest.
 
 ``make test`` runs the suite on two xdist workers with ``--dist loadgroup``. Each test module is one unit of
-work (its module fixtures are built once, on one worker), except two lanes, each run one module after another
-on one worker:
+work (its module fixtures are built once, on one worker), except the modules that take the machine: any module
+with a test marked ``docker`` (a sandbox container holds one core, and several of these tests count or kill the
+containers on the machine) or ``heavy`` (a vLLM server, a Ray head of its own, fifteen explorer runs). Those
+share one group, the machine lane, run one after another on one worker, first (it is the longest chain); the
+other worker takes the other modules, which drive at most one local Chromium or none.
 
-- the **sandbox** lane: every module with a test marked ``docker``. A sandbox container holds one core, and
-  several of these tests count or kill the containers on the machine, so no two of them may overlap;
-- the **heavy** lane: the other modules marked ``heavy`` (a vLLM server, a Ray head of its own, a dozen pages
-  in one browser), each of which takes most of the machine on its own.
-
-The lanes go first in the queue (the sandbox lane is the longest chain), so one worker starts the sandbox lane
-and the other the heavy lane, then the other modules. Why that is safe on 2 cores: at most one sandbox test and
-one heavy module run at once, and what cannot share a machine never does: containers are only made in the
-sandbox lane; the Ray clusters that run beside each other are local ones that ``ray.init`` starts on free
-ports (the token-auth head of ``test_ray_auth`` keeps its own temp dir, so no driver joins it by accident); the
-vLLM server's fixed port is used by its module alone. Each worker has its own temporary directories and
-session fixtures (a moto server each; the npm trees behind a lock).
+Why one lane and not two: a heavy module beside a sandbox test is two loads that each want most of the machine,
+and it was measured to break what waits on time. A CI rehearsal with the sandbox tests and the heavy ones in two
+lanes side by side had the vLLM test take 424 s (186 s in one lane), the token-auth Ray head miss its start
+timeout, and two explorer cases and a crash-policy case miss their timings; in one lane, beside the light modules,
+the whole suite passed. So at most one sandbox, cluster or vLLM server runs at a time, as in a serial run, and
+what cannot share a machine never does: two Ray clusters, two vLLM servers, a test that counts containers beside
+one that makes them. Each worker has its own temporary directories and session fixtures (a moto server each; the
+npm trees behind a lock).
 
 Without xdist (``pytest`` alone, ``make test-full``) nothing changes: no group is added.
 """
@@ -27,8 +26,8 @@ from typing import Any
 
 import pytest
 
-SANDBOX_LANE = "sandbox"
-HEAVY_LANE = "heavy"
+MACHINE_LANE = "machine"
+_TAKES_THE_MACHINE = ("docker", "heavy")
 
 
 def _module_of(item: pytest.Item) -> str:
@@ -37,7 +36,7 @@ def _module_of(item: pytest.Item) -> str:
 
 @pytest.hookimpl(wrapper=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> Iterator[None]:
-    """Group each module as a unit and the lanes' modules in their lanes, and put the lanes first.
+    """Group each module as a unit, the machine's modules in one lane, and put that lane first.
 
     A wrapper, so the groups are there before xdist's own hook reads them into the test ids.
     """
@@ -47,19 +46,13 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 
 def _group(items: list[pytest.Item]) -> None:
-    lanes: dict[str, str] = {}
+    machine = {_module_of(item) for item in items
+               if any(item.get_closest_marker(name) for name in _TAKES_THE_MACHINE)}
     for item in items:
         module = _module_of(item)
-        if item.get_closest_marker("docker"):
-            lanes[module] = SANDBOX_LANE
-        elif item.get_closest_marker("heavy"):
-            lanes.setdefault(module, HEAVY_LANE)
-    for item in items:
-        module = _module_of(item)
-        item.add_marker(pytest.mark.xdist_group(lanes.get(module, module)))
-    # The lanes first, the longest one at the head (``--no-loadscope-reorder`` keeps this order).
-    rank = {SANDBOX_LANE: 0, HEAVY_LANE: 1}
-    items.sort(key=lambda item: rank.get(lanes.get(_module_of(item), ""), 2))
+        item.add_marker(pytest.mark.xdist_group(MACHINE_LANE if module in machine else module))
+    # The lane first: it is the longest chain (``--no-loadscope-reorder`` keeps this order).
+    items.sort(key=lambda item: _module_of(item) not in machine)
 
 
 @pytest.hookimpl(optionalhook=True)

@@ -51,23 +51,24 @@ def _pytest(root: Path, *args: str, **env: str) -> subprocess.CompletedProcess[s
                           text=True, timeout=120)
 
 
-def test_lanes_run_their_modules_one_at_a_time_on_one_worker_and_first(tmp_path: Path) -> None:
-    _suite(tmp_path, {"sandbox_a": ("pytest.mark.docker", 2, 0.4), "sandbox_b": ("pytest.mark.docker", 2, 0.4),
-                      "heavy_a": ("pytest.mark.heavy", 2, 0.4), "heavy_b": ("pytest.mark.heavy", 2, 0.4),
-                      "plain_a": ("[]", 3, 0.05), "plain_b": ("[]", 3, 0.05)})
+def test_the_machine_lane_runs_its_modules_one_at_a_time_on_one_worker_and_first(tmp_path: Path) -> None:
+    _suite(tmp_path, {"sandbox_a": ("pytest.mark.docker", 2, 0.3), "sandbox_b": ("pytest.mark.docker", 2, 0.3),
+                      "heavy_a": ("pytest.mark.heavy", 2, 0.3), "plain_a": ("[]", 3, 0.05),
+                      "plain_b": ("[]", 3, 0.05), "plain_c": ("[]", 3, 0.05)})
     done = _pytest(tmp_path, "-n", "2", "--dist", "loadgroup", "--no-loadscope-reorder")
     assert done.returncode == 0, done.stdout + done.stderr
     rows = [json.loads(line) for line in (tmp_path / "log.jsonl").read_text().splitlines()]
-    assert len(rows) == 14
-    for lane in ("sandbox", "heavy"):
-        mine = sorted((r for r in rows if r["module"].startswith(f"test_{lane}")), key=lambda r: r["start"])
-        assert len({r["worker"] for r in mine}) == 1, mine  # one worker ...
-        assert all(a["end"] <= b["start"] for a, b in zip(mine, mine[1:], strict=False)), mine  # ... one at a time
-    # The two lanes start at once, one on each worker, before any plain module.
-    first = {r["module"] for r in sorted(rows, key=lambda r: r["start"])[:2]}
-    assert {m.split("_")[1] for m in first} == {"sandbox", "heavy"}, first
-    plain = [r for r in rows if r["module"].startswith("test_plain_a")]
-    assert len({r["worker"] for r in plain}) == 1  # a module is one unit: its module fixtures are built once
+    assert len(rows) == 15
+    lane = sorted((r for r in rows if not r["module"].startswith("test_plain")), key=lambda r: r["start"])
+    assert len({r["worker"] for r in lane}) == 1, lane  # one worker ...
+    assert all(a["end"] <= b["start"] for a, b in zip(lane, lane[1:], strict=False)), lane  # ... one at a time
+    # ... and first: on its worker, nothing ran before it.
+    plain = [r for r in rows if r["module"].startswith("test_plain")]
+    assert all(r["start"] >= lane[-1]["end"] for r in plain if r["worker"] == lane[0]["worker"])
+    # The other modules run beside it, each a unit: its module fixtures are built once.
+    assert {r["worker"] for r in plain} - {lane[0]["worker"]}
+    for module in ("test_plain_a", "test_plain_b", "test_plain_c"):
+        assert len({r["worker"] for r in plain if r["module"] == module}) == 1
 
 
 def test_an_item_over_the_ceiling_fails_the_run_and_says_what_to_do(tmp_path: Path) -> None:
