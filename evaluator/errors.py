@@ -15,6 +15,7 @@
     ├── ModelRequestError            a model endpoint refused the request itself (auth, unknown model)
     ├── BudgetExhaustedError         the sweep's spending cap is reached; no new paid call is made
     ├── TamperError                  something in the sandbox answered for the machinery: the app's failure
+    │   └── ForgedMeasurementError   an in-page measurement came back malformed: the page rewrote it
     ├── JudgeOutputError             a judge model's answer was unusable after one repair, or a refusal
     └── EvidenceError                an evidence bundle is missing, incomplete or corrupted
 
@@ -73,6 +74,12 @@ class TamperError(EvalgridError):
     """A reply on a sandbox's control channel did not carry the request's id and the sandbox's nonce: something
     other than the machinery wrote it. Never an infrastructure error (retrying would let the app choose to go
     unscored): the run is scored as the app's failure, flagged ``tamper_attempted``, and the sandbox replaced."""
+
+
+class ForgedMeasurementError(TamperError):
+    """A measurement evalgrid takes inside the page (its facts) came back without its fields or with fields of the
+    wrong kind: the page rewrote what evalgrid measures. The app's tampering, scored like any other (functional 0,
+    flagged ``tamper_attempted``), never a crash of the judge that would leave the app unscored."""
 
 
 class JudgeOutputError(EvalgridError):

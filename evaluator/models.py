@@ -362,7 +362,8 @@ class AppFailure(StrEnum):
     CRASH = "crash"
     """Every attempt with the artifact failed its sandbox, and a control page passed on a fresh one between them."""
     TAMPER = "tamper"
-    """Something in the app's sandbox answered the driver in the machinery's place (a refused control reply)."""
+    """Something in the app's sandbox answered in the machinery's place: a refused control reply, or page facts the
+    page rewrote (:class:`~evaluator.errors.TamperError`)."""
 
 
 class HangProbe(_Record):

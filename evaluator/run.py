@@ -26,7 +26,7 @@ from evaluator.errors import BuildUnavailableError, EncoderUnavailableError, Jud
 from evaluator.evidence.bundle import EvidenceBundle, read_manifest
 from evaluator.evidence.collect import INJECTION_FINDINGS, EvidenceCollection
 from evaluator.judges import create_judge
-from evaluator.judges.failure_policy import policy_version, score_app_failure
+from evaluator.judges.failure_policy import policy_version, score_app_failure, score_unreadable_bundle
 from evaluator.judges.llm_judge import INJECTION_FLAG
 from evaluator.keys import COLLECTOR_VERSION, content_key, run_key, sha256_bytes
 from evaluator.llm.client import ModelAccess
@@ -284,32 +284,51 @@ def _pool_on(browser: Browser, contexts: ContextPool | None) -> ContextPool:
     return contexts
 
 
+# What a judge raises on a committed bundle that holds what it cannot read: facts the app's page returned malformed
+# (the collector validates the page facts, but a judge reads more than those). The bundle's only untrusted content
+# is the app's, and a bug of a judge's own would show on honest apps too.
+_UNREADABLE = (KeyError, TypeError, ValueError, IndexError, AttributeError)
+
+
 class Judged(NamedTuple):
-    """A judge's verdict on stored evidence, or the fallback judge's when the judge could not give one."""
+    """A judge's verdict on stored evidence, or, when the judge could not give one, the fallback judge's or the
+    failure policy's."""
 
     verdict: Verdict
     flags: list[str]
     """``judge_refused`` / ``judge_invalid`` and ``judge_fallback`` when the fallback judged."""
     fallback: tuple[ReasonCode, str] | None
-    """Why the fallback judged (reason code and detail), or ``None``."""
+    """Why another gave the verdict (reason code and detail), or ``None``."""
 
 
 async def judge_or_fall_back(config: JudgeConfig, evidence_key: str, manifest: EvidenceManifest, bundle_dir: Path,
                              paths: StagePaths, models: ModelAccess) -> Judged:
-    """:func:`judge_stored_evidence`, and when the judge refuses or answers unusably, :data:`FALLBACK_JUDGE`'s verdict.
+    """:func:`judge_stored_evidence`, and when the judge refuses or answers unusably, :data:`FALLBACK_JUDGE`'s verdict;
+    when a judge cannot read what the bundle holds, the failure policy's (``app_tamper``).
 
-    A page can make a model judge refuse or ramble on purpose; that must not let it go unscored (excluded as an
-    infrastructure error). The fallback reads measured evidence only, no page text. Raises
-    :class:`~evaluator.errors.ModelRequestError` (the endpoint refused the request itself: the machinery's).
+    A page can make a model judge refuse or ramble on purpose, or return facts that break a judge; neither may let
+    it go unscored (excluded as an infrastructure error, which a retry on the same stored evidence meets again).
+    The fallback reads measured evidence only, no page text. Raises :class:`~evaluator.errors.ModelRequestError`
+    (the endpoint refused the request itself: the machinery's).
     """
     try:
-        return Judged(await judge_stored_evidence(config, evidence_key, manifest, bundle_dir, paths, models), [], None)
-    except JudgeOutputError as exc:
-        code = ReasonCode.JUDGE_REFUSED if exc.code == "refused" else ReasonCode.JUDGE_OUTPUT_INVALID
-        verdict = await judge_stored_evidence(FALLBACK_JUDGE, evidence_key, manifest, bundle_dir, paths, models)
-        return Judged(verdict, [f"judge_{exc.code}", "judge_fallback"],
-                      (code, f"judge {config.name}: {exc}; scored by the {FALLBACK_JUDGE.name} judge on the same "
-                             "evidence"))
+        try:
+            verdict = await judge_stored_evidence(config, evidence_key, manifest, bundle_dir, paths, models)
+            return Judged(verdict, [], None)
+        except JudgeOutputError as exc:
+            code = ReasonCode.JUDGE_REFUSED if exc.code == "refused" else ReasonCode.JUDGE_OUTPUT_INVALID
+            verdict = await judge_stored_evidence(FALLBACK_JUDGE, evidence_key, manifest, bundle_dir, paths, models)
+            return Judged(verdict, [f"judge_{exc.code}", "judge_fallback"],
+                          (code, f"judge {config.name}: {exc}; scored by the {FALLBACK_JUDGE.name} judge on the same "
+                                 "evidence"))
+    except _UNREADABLE as exc:
+        detail = f"judge {config.name} could not read the evidence: {type(exc).__name__}: {str(exc)[:300]}"
+        verdict_key = content_key("verdict", evidence_key, config, "unreadable", policy_version())
+        verdict = score_unreadable_bundle(evidence_key=evidence_key, verdict_key=verdict_key, detail=detail)
+        verdict_path = paths.verdict(verdict_key)
+        verdict_path.parent.mkdir(parents=True, exist_ok=True)
+        write_json_atomic(verdict_path, verdict)
+        return Judged(verdict, [], (ReasonCode.APP_TAMPER, detail))
 
 
 def evidence_flags(bundle_dir: Path) -> list[str]:

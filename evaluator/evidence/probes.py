@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import json
 import time
 from dataclasses import asdict, dataclass
 from importlib import resources
@@ -12,6 +13,9 @@ from typing import Any
 import cv2
 import numpy as np
 from playwright.async_api import CDPSession, Page
+from playwright.async_api import Error as PlaywrightError
+
+from evaluator.evidence.facts import checked_page_facts
 
 
 @functools.cache
@@ -33,9 +37,24 @@ async def isolated_world(cdp: CDPSession, name: str) -> int:
 
 
 async def page_facts(page: Page) -> dict[str, Any]:
-    """Overflow, broken images, contrast, author styling and text of the page as it is now."""
-    facts: dict[str, Any] = await page.evaluate(page_script("page_facts"), page_script("css_path"))
-    return facts
+    """Overflow, broken images, contrast, author styling and text of the page as it is now.
+
+    Measured in an isolated world: the page's scripts cannot rewrite the result (a hooked ``eval``) nor break the
+    measurement by accident (a library that patches ``Array.from``). What comes back is validated all the same
+    (:func:`~evaluator.evidence.facts.checked_page_facts`: malformed facts raise the page's tampering).
+    """
+    cdp = await page.context.new_cdp_session(page)
+    try:
+        reply = await cdp.send("Runtime.evaluate", {
+            "expression": f"({page_script('page_facts')})({json.dumps(page_script('css_path'))})",
+            "contextId": await isolated_world(cdp, "evalgrid-facts"), "returnByValue": True})
+    finally:
+        await cdp.detach()
+    if "exceptionDetails" in reply:
+        # As Playwright's evaluate would: the page's failure to be measured (a document torn down under the script).
+        details = reply["exceptionDetails"]
+        raise PlaywrightError(f"page facts: {details.get('exception', {}).get('description') or details.get('text')}")
+    return checked_page_facts(reply.get("result", {}).get("value"))
 
 
 async def interactive_elements(page: Page) -> list[dict[str, Any]]:

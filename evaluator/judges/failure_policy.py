@@ -14,13 +14,14 @@ from typing import Any
 
 import yaml
 
-from evaluator.evidence.bundle import EvidenceBundle
+from evaluator.evidence.bundle import MANIFEST, EvidenceBundle
 from evaluator.keys import sha256_bytes
 from evaluator.models import (
     Dimension,
     EvidenceRef,
     FailureAttribution,
     IncompleteEvidence,
+    JudgeInfo,
     Severity,
     Verdict,
 )
@@ -97,3 +98,20 @@ def _step_of(screenshot: str) -> int | None:
     """``interaction/steps/007.jpg`` → 7; a static screenshot has no step."""
     name = screenshot.rsplit("/", 1)[-1].split(".")[0]
     return int(name) if screenshot.startswith("interaction/steps/") and name.isdigit() else None
+
+
+def score_unreadable_bundle(*, evidence_key: str, verdict_key: str, detail: str) -> Verdict:
+    """The failure policy's verdict on a committed bundle a judge could not read because of what it holds: the
+    app's tampering (functional and aesthetic 0.0, flagged ``tamper_attempted``), issued by the policy itself."""
+    rule = _policy()["unreadable"]
+    description = rule["description"].format(detail=detail[:500])
+    # The manifest indexes every file the judge could not make sense of (which one failed is in the detail).
+    refs = [EvidenceRef(file=MANIFEST, detail=detail[:200])]
+    attributions = [FailureAttribution(category="tamper", dimension=dimension, severity=Severity(rule["severity"]),
+                                       deduction=_FULL_SCALE, description=description, evidence=refs)
+                    for dimension in (Dimension.FUNCTIONAL, Dimension.AESTHETIC)]
+    return Verdict(verdict_key=verdict_key, evidence_key=evidence_key,
+                   judge=JudgeInfo(name="failure-policy", kind="heuristic", rubric_version=policy_version()),
+                   functional=0.0, aesthetic=0.0, functional_reason=rule["functional_reason"],
+                   aesthetic_reason=rule["aesthetic_reason"], attributions=attributions, flags=[rule["flag"]],
+                   label=rule["label"])

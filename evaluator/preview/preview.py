@@ -32,7 +32,7 @@ from evaluator.answer.extract import NotAssessable, extract_app
 from evaluator.browser.app_host import LOOPBACK, AppHost
 from evaluator.browser.context_pool import ContextPool, Tab, close_context
 from evaluator.browser.hang import probe_hang
-from evaluator.errors import BuildUnavailableError
+from evaluator.errors import BuildUnavailableError, ForgedMeasurementError
 from evaluator.evidence.bundle import EvidenceBundle
 from evaluator.evidence.collect import EvidenceCollection
 from evaluator.models import AgentConfig, Artifact, Difficulty, Kind, Query
@@ -103,6 +103,8 @@ class AppPreviewer:
             look.result()
         except BuildUnavailableError as exc:
             return Preview(unservable_report("build_errors", str(exc), self.checks), None)
+        except ForgedMeasurementError as exc:
+            return Preview(unservable_report("perception_failure", str(exc), self.checks), None)
         bundle = EvidenceBundle(bundle_dir)
         report = preview_report(bundle, origin=progress.origin, checks=self.checks)
         shot = bundle_dir / "static" / "desktop-viewport.png"
