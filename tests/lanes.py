@@ -3,15 +3,17 @@
 ``make test`` runs the suite on two xdist workers with ``--dist loadgroup``. Each test module is one unit of
 work (its module fixtures are built once, on one worker), except the modules that take the machine: any module
 with a test marked ``docker`` (a sandbox container holds one core, and several of these tests count or kill the
-containers on the machine) or ``heavy`` (a vLLM server, a Ray head of its own, fifteen explorer runs). Those
+containers on the machine), ``heavy`` (a vLLM server, a Ray head of its own, fifteen explorer runs) or ``timing``
+(a race against the machine's load that a neighbour in the other lane once made it lose). Those
 share one group, the machine lane, run one after another on one worker, first (it is the longest chain); the
 other worker takes the other modules, which drive at most one local Chromium or none.
 
 Why one lane and not two: a heavy module beside a sandbox test is two loads that each want most of the machine,
 and it was measured to break what waits on time. A CI rehearsal with the sandbox tests and the heavy ones in two
 lanes side by side had the vLLM test take 424 s (186 s in one lane), the token-auth Ray head miss its start
-timeout, and two explorer cases and a crash-policy case miss their timings; in one lane, beside the light modules,
-the whole suite passed. So at most one sandbox, cluster or vLLM server runs at a time, as in a serial run, and
+timeout, and two explorer cases and a crash-policy case miss their timings. With one lane, a full run passed,
+and a second lost only the two races marked ``timing`` (the crash policy's watcher, the soundtrack's tone), each
+beside a sandbox test. So at most one sandbox, cluster or vLLM server runs at a time, as in a serial run, and
 what cannot share a machine never does: two Ray clusters, two vLLM servers, a test that counts containers beside
 one that makes them. Each worker has its own temporary directories and session fixtures (a moto server each; the
 npm trees behind a lock).
@@ -27,7 +29,7 @@ from typing import Any
 import pytest
 
 MACHINE_LANE = "machine"
-_TAKES_THE_MACHINE = ("docker", "heavy")
+_TAKES_THE_MACHINE = ("docker", "heavy", "timing")
 
 
 def _module_of(item: pytest.Item) -> str:

@@ -37,7 +37,8 @@ from evaluator.models import (
 )
 from evaluator.run import make_run_spec
 
-pytestmark = pytest.mark.browser
+# timing: the watcher must close the browser before the control page is done; beside a sandbox test it lost.
+pytestmark = [pytest.mark.browser, pytest.mark.timing]
 
 # Controls to explore keep the run going for seconds after the page shows: the killer always gets there first.
 KILLER = """<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>Sandbox killer</title></head>
