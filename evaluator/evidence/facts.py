@@ -1,9 +1,10 @@
 """The page's facts, checked at the boundary: what ``scripts/page_facts.js`` measured, or the page's tampering.
 
-The script runs inside the page, so the page can reach what it returns (a hooked ``eval`` rewrites any result).
-Whatever comes back is validated here before anything stores or reads it: a missing field, or a field of the
-wrong kind, is not a crash of the judge later on (which would leave the app unscored) but the app's tampering,
-raised as :class:`~evaluator.errors.ForgedMeasurementError` while the app is in play.
+The script runs in an isolated world (:func:`~evaluator.evidence.probes.page_facts`), out of the page's reach;
+what comes back is validated all the same before anything stores or reads it, as the one check that does not
+depend on that isolation holding: a missing field, or a field of the wrong kind, is not a crash of the judge
+later on (which would leave the app unscored) but the app's tampering, raised as
+:class:`~evaluator.errors.ForgedMeasurementError` while the app is in play.
 """
 
 from __future__ import annotations
