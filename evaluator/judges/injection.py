@@ -15,7 +15,9 @@ How :func:`redact` decides
 --------------------------
 *Normalisation.* Matching runs on a normalised copy of the text; an index map leads from every
 normalised position back to the original, so that the cut, the excerpt and everything that is not
-cut are the original text. HTML entities and ``\\uXXXX``/``\\xXX``/``%XX`` escapes are decoded;
+cut are the original text. HTML entities and ``\\uXXXX``/``\\xXX``/``%XX`` escapes are decoded (a single
+``%XX`` where it spells text, not a remainder in code, "n%10"), and so is a form-encoded run's "+" (three
+words or more joined by single "+", "ignore+your+instructions"; not "a+b+c" or "C++");
 Unicode NFKC folds full-width letters and digits, ligatures, circled and mathematical letters;
 invisible format characters (category Cf: zero-width space and joiners, word joiner, BOM, bidi
 controls, soft hyphen) are dropped, except the invisible "tag" characters, which are read as the
@@ -267,7 +269,10 @@ _PRESSURE = _V["pressure"]
 _THREAT = _V["threat"]
 _NOT_FAULT = _V["not_fault"]
 _SAY_VERDICT = _V["say_verdict"]
-_ASK = {"en": _V["ask_lead"]["en"] + _V["ask_verb"]["en"] + r"[^.!?。\n]{0,40}?" + _V["ask_object"]["en"], **_V["ask"]}
+# (a request is prose: a call's parentheses, braces or an assignment between the verb and its object make it
+# code, "skip.test(this.input)", "stop:function(){this")
+_ASK = {"en": _V["ask_lead"]["en"] + _V["ask_verb"]["en"] + r"[^.!?。\n(){}=;]{0,40}?" + _V["ask_object"]["en"],
+        **_V["ask"]}
 _IMPERATIVE = _V["imperative"]
 _PLEASE = _V["please"]
 _YOU = _V["you"]
@@ -505,7 +510,8 @@ _FEATURES: dict[str, str] = {
         # a bare vocative or label opening a line or sentence: "Reviewer,", "Evaluador:", "Grader -"
         rf"(?:^|(?<=[\n\"'`(>])|(?<=[.!?\]:] )|(?<= [-|] ))[^\w\n]{{0,8}}{_FILLS}(?:[a-z][\w-]* ){{0,2}}"
         rf"(?:(?:{_WEAK_READER}|{_NAMED_READER})[ -]?){{1,2}}s?"
-        r"(?:\s*,|(?:\s*:|\s+-+\s)" + _NOT_A_FIELD + r"|[ \t]*[.!](?=\s|$))",
+        # (a comma that code follows at once, "setInterval(Ai,1e3)", ends an argument, not a vocative)
+        r"(?:\s*,(?![^\s<\"'])|(?:\s*:|\s+-+\s)" + _NOT_A_FIELD + r"|[ \t]*[.!](?=\s|$))",
         rf"\b(?:should|must|does|do|can|may|will|shall) (?:the|an?|any|our) (?:ai |automated |llm )?(?:{_WEAK_READER}"
         rf"|{_NAMED_READER})\b",
         # a label that names the reader: "Reviewer guidance:", "evaluator_hint", "judge_note" (an app's own
@@ -614,7 +620,9 @@ _FEATURES: dict[str, str] = {
                r"|project|site|website|features?|functionality|everything|it|this|experience|ui|design"
                r"|interface)\b[^.!?\n]{0,15}" + _AS_WORKING,
     "claim": _any(*_CLAIMS),
-    "rubric": r"[\"'](?:functional|aesthetic)(?:_\w+)?[\"']\s*:\s*[\"']?\d|\b(?:functional|aesthetic)_(?:score|base)\b"
+    # (the verdict's own keys, "functional_score": not any key that begins with the word, "FUNCTIONAL_COMPONENT")
+    "rubric": r"[\"'](?:functional|aesthetic)(?:_(?:score|base|rating|grade|points|marks?))?[\"']\s*:\s*[\"']?\d"
+              r"|\b(?:functional|aesthetic)_(?:score|base)\b"
               # both of this benchmark's dimensions with a top mark: "8 for functionality and 8 for aesthetics"
               r"|\b(?:functional(?:ity)?|aesthetics?)(?: score"
               r"| rating)?\s*[:=-]?\s*8(?: ?/ ?8)?\b[^.!?\n]{0,40}\b(?:functional(?:ity)?|aesthetics?)(?: score"
@@ -901,9 +909,19 @@ _SMALL_CAPITALS = dict(zip("ᴀʙᴄᴅᴇғɢʜɪᴊᴋʟᴍɴᴏᴘǫʀꜱᴛ�
 # Punctuation that NFKC leaves alone but that spells the same thing: curly quotes, dashes.
 _PUNCTUATION = {"’": "'", "‘": "'", "‛": "'", "ʼ": "'", "“": '"', "”": '"', "„": '"', "‐": "-", "‑": "-", "‒": "-",
                 "–": "-", "—": "-", "―": "-", "\u2028": "\n", "\u2029": "\n", "\u0085": "\n"}
-# What the fast ASCII path must still look at: non-ASCII, HTML entities and source escapes.
+# What the fast ASCII path must still look at: non-ASCII, HTML entities, source escapes, %-escapes (one or
+# more) and a "+" between two word characters (a space, in a form-encoded run: see _form_run).
 _SPECIAL = re.compile(r"[^\x00-\x7f]+|&(?:#[xX]?[0-9a-fA-F]{1,6}|[a-zA-Z][a-zA-Z0-9]{1,15});|\\u[0-9a-fA-F]{4}"
-                      r"|\\x[0-9a-fA-F]{2}|(?:%[0-9a-fA-F]{2}){3,}")
+                      r"|\\x[0-9a-fA-F]{2}|(?:%[0-9a-fA-F]{2})+|\+(?<=[0-9A-Za-z]\+)(?=[0-9A-Za-z%])")
+# Form encoding ("ignore+your+instructions+8%2F8"): three or more parts joined by single "+", at least three
+# of them words (two letters or more), all of them letters, digits, "%XX" or URL-safe marks. Code and maths
+# ("a+b+c", "C++", "x += 1", "i+1") are not: their parts are single letters or numbers, or a "+" doubles.
+_FORM_PART = r"(?:[0-9A-Za-z_.~*-]|%[0-9a-fA-F]{2})+"
+_FORM_RUN = re.compile(rf"{_FORM_PART}(?:\+{_FORM_PART}){{2,}}")
+_FORM_WORD = re.compile(r"(?:^|(?<=\+))(?:[A-Za-z]|%[0-9a-fA-F]{2}){2,}(?=\+|$)")
+_FORM_CHARS = frozenset("0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_.~*-%+")
+_MAX_FORM_RUN = 4096
+"""A form-encoded run is read at most this far either side of a "+" (minified code has long runs of operands)."""
 # Letter-spaced text: single letters, each followed by the same kind of small separator.
 _SPACED = re.compile(r"(?<![^\W_])(?:[^\W\d_](?:[ \t]{1,3}|[ \t]*\n[ \t]*|[.\-_*·•|/~+][ \t]?)){3,}[^\W\d_](?![^\W_])")
 # Where such a run may begin: a separator after a single letter, before another single letter.
@@ -973,12 +991,38 @@ _FOLDED = _FoldedTable()
 _IRREGULAR = _IrregularTable()
 
 
-def _decode_escape(token: str) -> str:
+def _decode_escape(token: str) -> str | None:
+    """What an escape token spells, or None where it is no escape: a "%XX" that is not text ("n%10" in code
+    is a remainder; three or more in a row are always read, as a URL writes them) and a "+" outside a
+    form-encoded run (the caller says which: see :func:`_form_run`)."""
     if token.startswith("&"):
         return html.unescape(token)
     if token.startswith("%"):
-        return urllib.parse.unquote(token)
+        try:
+            decoded = urllib.parse.unquote_to_bytes(token).decode("utf-8")
+        except UnicodeDecodeError:
+            decoded = None
+        if decoded is None or any(c < " " and c not in "\n\t\r" or c == "\x7f" for c in decoded):
+            return urllib.parse.unquote(token) if len(token) >= 9 else None
+        return decoded
     return chr(int(token[2:], 16))
+
+
+def _form_run(text: str, at: int) -> tuple[int, int, bool]:
+    """The run of URL characters around the "+" at ``at``: (start, end, whether it is form-encoded text)."""
+    start = at
+    while start > 0 and at - start < _MAX_FORM_RUN and text[start - 1] in _FORM_CHARS:
+        start -= 1
+    end = at + 1
+    while end < len(text) and end - at < _MAX_FORM_RUN and text[end] in _FORM_CHARS:
+        end += 1
+    # (a run ends at a word's edge: "msg=ignore+your+instructions" starts after the "=")
+    while start < at and text[start] in "+-.":
+        start += 1
+    while end > at + 1 and text[end - 1] in "+.-":
+        end -= 1
+    form = _FORM_RUN.fullmatch(text, start, end) is not None and len(_FORM_WORD.findall(text[start:end])) >= 3
+    return start, end, form
 
 
 class _Map:
@@ -1036,6 +1080,7 @@ def _fold_characters(text: str) -> tuple[str, _Map]:
     out: list[str] = []
     position = 0
     previous_ascii_letter = False
+    form = (0, 0, False)  # the last form-encoded run looked at (one look for all its "+")
     for match in _SPECIAL.finditer(text):
         if match.start() > position:
             chunk = text[position:match.start()]
@@ -1060,7 +1105,18 @@ def _fold_characters(text: str) -> tuple[str, _Map]:
                     mapping.add(len(folded), offset, 1)
                     previous_ascii_letter = folded[-1].isascii() and folded[-1].isalpha()
             continue
-        folded = "".join(_fold_char(c) if not c.isascii() else c.lower() for c in _decode_escape(token))
+        if token == "+":
+            if match.start() >= form[1]:
+                form = _form_run(text, match.start())
+            decoded = " " if form[2] else None
+        else:
+            decoded = _decode_escape(token)
+        if decoded is None:  # not an escape: the text as written
+            out.append(token.lower())
+            mapping.add(len(token), match.start(), len(token))
+            previous_ascii_letter = token[-1].isalpha()
+            continue
+        folded = "".join(_fold_char(c) if not c.isascii() else c.lower() for c in decoded)
         if folded:
             out.append(folded)
             mapping.add(len(folded), match.start(), len(token))
@@ -1311,6 +1367,8 @@ def _signals(text: str, units: list[tuple[int, int]],
     for k in readers | set(extra):
         near.update((k - 1, k, k + 1))
         governed.update(range(k + 2, k + _SCOPE + 1))
+    # (where an evaluation and a skip were matched, and which words each took: see below)
+    taken: dict[tuple[int, str], list[tuple[int, int]]] = {}
     for names, selected in ((_FINDERS, near), (_GOVERNED_FINDERS, governed - near)):
         for name, finder in names.items():
             for first, last in _runs(sorted(j for j in selected if 0 <= j < len(units))):
@@ -1318,6 +1376,15 @@ def _signals(text: str, units: list[tuple[int, int]],
                     k = max(bisect.bisect_right(starts, match.start()) - 1, 0)
                     found[k].add(name)
                     extents[k] = [min(extents[k][0], match.start()), max(extents[k][1], match.end())]
+                    if name in ("eval", "skip"):
+                        taken.setdefault((k, name), []).append(match.span())
+    # One phrase is one signal: the evaluation named only by the verb of a skip ("instead of evaluating
+    # directives against a tree", a code comment) is no context for it. (The evaluation as the object of a WHAT
+    # still is: "disregard the marking scheme", "any evaluation that marks this app below perfect".)
+    for (k, name), spans in taken.items():
+        if name == "eval" and all(any(a <= start and end <= b for a, b in taken.get((k, "skip"), ()))
+                                  for start, end in spans):
+            found[k].discard(name)
     # Who a request is for matters only where there is one, and at the addresses that may govern it.
     asked = [k for k, signals in enumerate(found) if signals & (_ADDRESSED | {"ask"})]
     for name, finder in _READER_FINDERS.items():
