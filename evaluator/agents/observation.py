@@ -315,7 +315,9 @@ class InteractionResult(_Wire):
     wall_duration_s: float = 0.0
     """Wall time from the screencast's start to its end."""
     console_entries_dropped: int
-    """Console entries past the log's limit, not recorded in ``console.json``."""
+    """Console entries past the log's limits, not recorded in ``console.json`` (errors included)."""
+    console_errors_dropped: int = 0
+    """Of those, errors past the error budget: still counted against the page (absent before collector-9)."""
     audio: AudioTrack | None = None
     """The video's sound; absent (not null) when no interaction took place."""
 

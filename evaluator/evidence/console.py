@@ -45,6 +45,9 @@ _CDN = re.compile(
 )
 
 
+_ERRORS = frozenset({ConsoleClass.UNCAUGHT, ConsoleClass.ERROR})
+
+
 def _refusal(headers: dict[str, str]) -> str:
     return " (blocked by the sandbox)" if headers.get("x-evalgrid-blocked") else ""
 
@@ -68,23 +71,35 @@ class PageLog:
 
     Dialogs are dismissed and popups closed as they appear, so an app cannot stall the run with an
     ``alert`` storm or a ``window.open`` flood; both are recorded.
+
+    Errors (uncaught exceptions, console errors, failed requests) have a budget of their own beside the rest's:
+    a page that floods its console with logs first cannot push its errors out of the record. What either budget
+    drops is counted (``dropped``, ``errors_dropped``), and dropped errors still count against the page.
     """
 
-    def __init__(self, *, limit: int = 5000) -> None:
+    def __init__(self, *, limit: int = 5000, error_limit: int = 2000) -> None:
         self.entries: list[dict[str, Any]] = []
         self.dropped = 0
-        self._limit = limit
+        """Entries past either budget, errors included."""
+        self.errors_dropped = 0
+        """Errors past the error budget."""
+        self._limits = {True: error_limit, False: limit}
+        self._kept = {True: 0, False: 0}
 
     def attach(self, page: Page, phase: Callable[[], str]) -> None:
         """Record ``page``'s events; ``phase`` names the current phase at each event."""
 
         def add(kind: str, text: str, url: str = "", line: int | None = None) -> None:
-            if len(self.entries) >= self._limit:
+            klass = classify_console(kind, text, url)
+            error = klass in _ERRORS
+            if self._kept[error] >= self._limits[error]:
                 self.dropped += 1  # a console storm must not grow memory without bound
+                self.errors_dropped += error
                 return
+            self._kept[error] += 1
             self.entries.append({
                 "wall": time.time(), "phase": phase(), "kind": kind,
-                "class": classify_console(kind, text, url).value, "text": text[:2000], "url": url[:500],
+                "class": klass.value, "text": text[:2000], "url": url[:500],
                 **({"line": line} if line is not None else {}),
             })
 

@@ -201,10 +201,16 @@ def _errors(func: _Ledger, console: list[dict[str, Any]], trace: list[dict[str, 
         func.deduct("uncaught_error_at_load", f"uncaught error while loading: {first['text'][:160]}",
                     [EvidenceRef(file="console.json", detail=first["text"][:200])])
     other = [e for e in console if e["class"] == "error"]
-    if other:
-        func.deduct("console_error", f"{len(other)} console errors, e.g. {other[0]['text'][:120]}",
-                    [EvidenceRef(file="console.json", detail=other[0]["text"][:200],
-                                 video_time_s=other[0].get("video_time_s"))], times=min(len(other), 2))
+    # Errors past the log's error budget were not kept, but they happened: a flood hides none of them.
+    dropped = result.get("console_errors_dropped", 0)
+    if other or dropped:
+        example = f", e.g. {other[0]['text'][:120]}" if other else ""
+        unkept = f" ({dropped} more not kept: the page spent the log's error budget)" if dropped else ""
+        ref = (EvidenceRef(file="console.json", detail=other[0]["text"][:200],
+                           video_time_s=other[0].get("video_time_s")) if other
+               else EvidenceRef(file="interaction/result.json", detail=f"console_errors_dropped: {dropped}"))
+        func.deduct("console_error", f"{len(other) + dropped} console errors{example}{unkept}", [ref],
+                    times=min(len(other) + dropped, 2))
     if result.get("error"):
         func.deduct("interaction_aborted", f"the interaction was cut short: {result['error'][:160]}",
                     [EvidenceRef(file="interaction/result.json", detail=result["error"][:200])])

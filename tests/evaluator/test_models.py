@@ -342,7 +342,7 @@ def test_interaction_result_writes_the_keys_its_readers_know() -> None:
     assert ended.model_dump(mode="json") == {
         "version": 1, "ended_by": "policy", "error": None,
         "coverage": {"salient": 2, "exercised": 1, "remaining": [3]}, "steps": 4, "video_duration_s": 3.5,
-        "frames": 80, "wall_duration_s": 3.6, "console_entries_dropped": 0,
+        "frames": 80, "wall_duration_s": 3.6, "console_entries_dropped": 0, "console_errors_dropped": 0,
         "audio": {"track": True, "offset_s": 0.01, "lag_s": 0.002, "captured_s": 3.4}}
     silent = InteractionResult(ended_by="hang", error="stuck", console_entries_dropped=2,
                                audio=AudioTrack(track=False, note="no video"))
@@ -350,7 +350,7 @@ def test_interaction_result_writes_the_keys_its_readers_know() -> None:
     failed = InteractionResult(ended_by="build_failure", error="exit 1", console_entries_dropped=0)
     assert list(failed.model_dump(mode="json")) == ["version", "ended_by", "error", "coverage", "steps",
                                                     "video_duration_s", "frames", "wall_duration_s",
-                                                    "console_entries_dropped"]
+                                                    "console_entries_dropped", "console_errors_dropped"]
 
 
 def test_a_runs_cell_enters_its_key_as_its_variant_and_sample() -> None:
