@@ -31,9 +31,13 @@ class CrashWatch:
     def _on_crash(self, _: Page) -> None:
         self._event.set()
 
-    async def __aenter__(self) -> Self:
+    def start(self) -> Self:
+        """Listen from now on, for as long as the page lives (``async with`` listens for its block only)."""
         self._page.on("crash", self._on_crash)
         return self
+
+    async def __aenter__(self) -> Self:
+        return self.start()
 
     async def __aexit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
                         tb: TracebackType | None) -> None:

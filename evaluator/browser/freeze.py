@@ -7,8 +7,13 @@ purpose: it pauses but does not resume to real time.
 
 from __future__ import annotations
 
+import math
+
 from playwright.async_api import CDPSession, Page
 from playwright.async_api import Error as PlaywrightError
+
+from evaluator.browser.isolated import world
+from evaluator.errors import ForgedMeasurementError
 
 _PAUSE_MARGINS_MS = (25, 250, 2000)
 
@@ -37,7 +42,10 @@ class FreezeController:
         # pause_at needs a time ahead of the page clock, which keeps running during the round trip:
         # aim a little ahead and widen the margin if the clock overtook the target.
         for margin_ms in _PAUSE_MARGINS_MS:
-            now_ms = await self._page.evaluate("Date.now()")
+            now_ms = await world(self._page).in_page("() => Date.now()")
+            if isinstance(now_ms, bool) or not isinstance(now_ms, int | float) or not math.isfinite(now_ms):
+                raise ForgedMeasurementError(f"the page's Date.now() gave {str(now_ms)[:80]!r}, not its clock's time: "
+                                             "the page replaced it, and cannot be frozen")
             try:
                 await self._page.clock.pause_at((now_ms + margin_ms) / 1000)
                 break

@@ -17,6 +17,7 @@ from datetime import UTC, datetime, timedelta
 from playwright.async_api import BrowserContext, CDPSession, Page
 from playwright.async_api import Error as PlaywrightError
 
+from evaluator.browser.isolated import evaluate
 from evaluator.evidence.probes import page_script
 from evaluator.models import MirroredPackage, WebEnvironment
 
@@ -30,13 +31,11 @@ FIRST_LOOK = timedelta(seconds=1)
 
 
 async def pin_context(context: BrowserContext) -> None:
-    """Pin a fresh context (before any page): the seeded ``Math.random``, the clock stopped at its start, and
-    the record of which inputs the page listens for (``scripts/listeners.js``)."""
+    """Pin a fresh context (before any page): the seeded ``Math.random`` and the clock stopped at its start."""
     await context.clock.install(time=START_TIME)
     # (pause_at must lie ahead of the installed clock, which runs until paused: one second on.)
     await context.clock.pause_at(START_TIME + timedelta(seconds=1))
     await context.add_init_script(page_script("determinism").replace("__SEED__", str(RANDOM_SEED)))
-    await context.add_init_script(page_script("listeners"))
 
 
 async def first_look(page: Page) -> CDPSession:
@@ -53,8 +52,8 @@ async def first_look(page: Page) -> CDPSession:
     except PlaywrightError:
         pass  # a page that threw or went away during its first second is seen as it is then
     # After the timers: an animation or transition they started is set to the same point too.
-    await page.evaluate("(ms) => document.getAnimations().forEach((a) => { try { a.currentTime = ms; } catch {} })",
-                        look_ms)
+    await evaluate(page, "(ms) => document.getAnimations().forEach((a) => { try { a.currentTime = ms; } catch {} })",
+                   look_ms)
     return cdp
 
 

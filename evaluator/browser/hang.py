@@ -15,6 +15,7 @@ from typing import TypeVar
 from playwright.async_api import Browser, Page
 from playwright.async_api import Error as PlaywrightError
 
+from evaluator.browser.isolated import evaluate
 from evaluator.models import HangProbe
 
 T = TypeVar("T")
@@ -71,9 +72,12 @@ def _is_run_page(page: Page, origin: str | None) -> bool:
 
 
 async def _answers(page: Page, timeout_s: float) -> bool:
-    """Whether ``page``'s main thread runs a trivial script in time (a crashed page does not count as busy)."""
+    """Whether ``page``'s main thread runs a trivial script in time (a crashed page does not count as busy).
+
+    The script runs in the isolated world: a page that hooks its own ``eval`` neither sees the probe nor answers
+    it."""
     try:
-        await asyncio.wait_for(page.evaluate("1"), timeout_s)
+        await asyncio.wait_for(evaluate(page, "() => 1"), timeout_s)
     except TimeoutError:
         return False
     except PlaywrightError:

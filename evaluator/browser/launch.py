@@ -26,6 +26,8 @@ LAUNCH_ARGS = (
     "--autoplay-policy=no-user-gesture-required",
     "--force-color-profile=srgb",
     "--font-render-hinting=none",
+    # navigator.webdriver false: a page must not learn from it that it is evaluated (and behave differently).
+    "--disable-blink-features=AutomationControlled",
     # Request interception (confine_to_origin) sees only HTTP: WebSockets, preconnects and WebRTC
     # went straight past it in a test with a canary. A dead proxy for everything but loopback, no
     # name resolution and no non-proxied UDP close those; the Docker sandbox has no network at all.

@@ -22,8 +22,8 @@ from playwright.async_api import CDPSession, Page
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from evaluator.browser.crash import CrashWatch, PageCrashed
+from evaluator.browser.isolated import create_world, evaluate
 from evaluator.errors import InfrastructureError
-from evaluator.evidence.probes import isolated_world
 
 __all__ = ["AXE_VERSION", "AccessibilityAudit", "AxeViolation", "audit_accessibility"]
 
@@ -152,7 +152,7 @@ async def _evaluate(session: CDPSession, method: str, params: dict[str, Any]) ->
 
 
 async def _run(session: CDPSession, measured: dict[str, int]) -> AccessibilityAudit:
-    context_id = await isolated_world(session, _WORLD_NAME)
+    context_id = await create_world(session, _WORLD_NAME)
     count = await _evaluate(session, "Runtime.evaluate", {
         "expression": "document.getElementsByTagName('*').length", "contextId": context_id, "returnByValue": True,
     })
@@ -188,7 +188,7 @@ async def audit_accessibility(page: Page, *, timeout_s: float = 60.0) -> Accessi
     watch = CrashWatch(page)
     try:
         async with watch, asyncio.timeout(timeout_s):
-            await page.evaluate("0")  # Playwright fails at once on a page that already crashed
+            await evaluate(page, "() => 0")  # fails at once on a page that already crashed
             session = await page.context.new_cdp_session(page)
             return await watch.run(_run(session, measured))
     except Exception as exc:  # noqa: BLE001 - a page axe cannot measure is evidence, not a crash

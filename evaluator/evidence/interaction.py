@@ -18,7 +18,8 @@ from urllib.parse import urlsplit
 
 import cv2
 import numpy as np
-from playwright.async_api import Locator, Page
+from playwright.async_api import FloatRect, Page
+from playwright.async_api import TimeoutError as PlaywrightTimeoutError
 
 from evaluator.agents.humanlike import HumanInput
 from evaluator.agents.observation import (
@@ -35,6 +36,7 @@ from evaluator.agents.observation import (
 )
 from evaluator.agents.policies import Policy, control_shape, is_actionable
 from evaluator.browser.freeze import FreezeController
+from evaluator.browser.isolated import evaluate
 from evaluator.evidence.bundle import EvidenceWriter
 from evaluator.evidence.console import ConsoleClass, PageLog
 from evaluator.evidence.probes import (
@@ -93,6 +95,72 @@ _ITEM_TEXT_JS = """([item, control]) => {
     .sort((a, b) => b.length - a.length)[0] || '';
 }"""
 _VISIBLE_TEXT_JS = "() => document.body ? document.body.innerText.slice(0, 20000) : ''"  # as effect_facts.js
+_FIELD_VALUE_JS = """(selector) => {
+  const e = document.querySelector(selector);
+  return e ? ('value' in e ? String(e.value) : String(e.textContent)) : '';
+}"""
+# What the agent is shown of the page besides its controls, and what is scanned for passages addressed to the
+# evaluator at every step: the title (cut where a person would stop reading: a title of millions of characters is
+# not carried and scanned at every step), the visible text, and text that CSS generates (`content:`, `attr()`),
+# which innerText leaves out although it is on the screen.
+_SHOWN_JS = """() => {
+  const generated = [];
+  const all = document.body ? document.body.getElementsByTagName('*') : [];
+  let size = 0;
+  for (let i = 0; i < all.length && i < 1500 && size < 4000; i++) {
+    for (const pseudo of ['::before', '::after']) {
+      const strings = getComputedStyle(all[i], pseudo).content.match(/"(?:[^"\\\\]|\\\\.)*"/g) || [];
+      for (const one of strings) if (one.length > 4) { generated.push(one.slice(1, -1)); size += one.length; }
+    }
+  }
+  return {title: String(document.title).slice(0, 500),
+          text: document.body ? document.body.innerText.slice(0, 20000) : '',
+          generated: generated.join('\\n').slice(0, 4000)};
+}"""
+
+
+_TEXT_EXCERPT = 1500
+"""Characters of the page's visible text an agent is shown."""
+_SCAN_DEADLINE_S = 10.0
+"""How long one step's scan may take (its texts are capped: some 30,000 characters, well under a second)."""
+
+
+_BOX_JS = """(selector) => {
+  const e = document.querySelector(selector), r = e && e.getBoundingClientRect();
+  return r && (r.width || r.height) ? {x: r.x, y: r.y, width: r.width, height: r.height} : null;
+}"""
+
+
+async def _box(page: Page, selector: str) -> FloatRect | None:
+    """Where the element is in the viewport, as ``locator.bounding_box`` says (None: not there, or not displayed),
+    measured in the isolated world: Playwright's makes a handle to it in the page's own, which the page sees."""
+    box: FloatRect | None = await evaluate(page, _BOX_JS, selector)
+    return box
+
+
+_SCROLL_JS = """(selector) => {
+  const e = document.querySelector(selector);
+  if (!e) return false;
+  const r = e.getBoundingClientRect();
+  if (r.top < 0 || r.left < 0 || r.bottom > innerHeight || r.right > innerWidth) {
+    e.scrollIntoView({block: 'center', inline: 'center', behavior: 'instant'});
+  }
+  return true;
+}"""
+
+
+async def _scroll_into_view(page: Page, selector: str) -> None:
+    """Scroll the element into view unless it is there, waiting for it up to the action timeout, as
+    ``locator.scroll_into_view_if_needed`` would, from the isolated world (Playwright's shows the page a handle)."""
+    deadline = time.monotonic() + _ACTION_TIMEOUT_MS / 1000
+    while not await evaluate(page, _SCROLL_JS, selector):
+        if time.monotonic() > deadline:
+            raise PlaywrightTimeoutError(f"no element matches {selector} after {_ACTION_TIMEOUT_MS} ms")
+        await asyncio.sleep(0.05)
+
+
+def _passages(texts: list[tuple[str, str]], step: int) -> list[Finding]:
+    return [finding for source, text in texts for finding in redact(text, f"{source} at step {step}")[1]]
 
 
 @dataclass
@@ -168,6 +236,7 @@ class Interaction:
         self._requests = RequestsInFlight(page)
         self.trace: list[StepRecord] = []
         self.injection: list[Finding] = []
+        self._scanned: set[int] = set()
         """Passages addressed to the evaluator in what the agent was shown (any policy): they flag the run."""
 
     async def run(self) -> InteractionOutcome:
@@ -225,26 +294,37 @@ class Interaction:
         remaining = [e.index for e in elements
                      if e.selector in self._salient and not self._was_exercised(e.selector)]
         path = self._writer.write_bytes(f"interaction/steps/{step:03d}.jpg", shot)
-        text = await self._page.evaluate("document.body ? document.body.innerText.slice(0, 1500) : ''")
-        title = await self._page.title()
-        self._scan(step, [("page title", title), ("page text", text),
-                          *(("element label", e.label) for e in elements)])
+        shown = await evaluate(self._page, _SHOWN_JS)
+        title, text = str(shown["title"]), str(shown["text"])
+        await self._scan(step, [("page title", title), ("page text", text), ("generated text", str(shown["generated"])),
+                                *(("element label", e.label) for e in elements)])
         return Observation(
             step=step, steps_left=max(0, self._config.max_steps - step), url=self._page.url,
-            title=title, elements=elements, state=state, text_excerpt=text, screenshot=path,
+            title=title, elements=elements, state=state, text_excerpt=text[:_TEXT_EXCERPT], screenshot=path,
             last_action=last[0] if last else None, last_result=last[1] if last else None,
             coverage=Coverage(salient=len(self._salient), exercised=self._exercised_count(), remaining=remaining),
             notes=notes, viewport=self._viewport, image=base64.b64encode(shot).decode(),
             keyboard=await keyboard_driven(self._page),
         )
 
-    def _scan(self, step: int, texts: list[tuple[str, str]]) -> None:
+    async def _scan(self, step: int, texts: list[tuple[str, str]]) -> None:
+        """Passages addressed to the evaluator in what the page shows now. Each text is scanned once (most do not
+        change from step to step), off the event loop and within a deadline: a page cannot stall the run with text
+        that is slow to scan."""
+        new = [(source, text) for source, text in texts if text and hash(text) not in self._scanned]
+        self._scanned.update(hash(text) for _, text in new)
+        if not new:
+            return
+        try:
+            found = await asyncio.wait_for(asyncio.to_thread(_passages, new, step), _SCAN_DEADLINE_S)
+        except TimeoutError:
+            found = [Finding(source=f"page at step {step}", excerpt="[evalgrid: the page's text could not be scanned "
+                                                                    f"for passages within {_SCAN_DEADLINE_S:g} s]")]
         seen = {finding.excerpt for finding in self.injection}
-        for source, text in texts:
-            for finding in redact(text, f"{source} at step {step}")[1]:
-                if finding.excerpt not in seen:
-                    seen.add(finding.excerpt)
-                    self.injection.append(finding)
+        for finding in found:
+            if finding.excerpt not in seen:
+                seen.add(finding.excerpt)
+                self.injection.append(finding)
 
     def _was_exercised(self, selector: str) -> bool:
         return selector in self._exercised or self._salient.get(selector) in self._exercised
@@ -389,15 +469,14 @@ class Interaction:
         """Give a deleted item's exit animation time to end: poll until its text shows less often, up to a second."""
         deadline = time.monotonic() + _REMOVAL_WAIT_S
         while time.monotonic() < deadline:
-            if str(await self._page.evaluate(_VISIBLE_TEXT_JS)).count(item_text) < shown_before:
+            if str(await evaluate(self._page, _VISIBLE_TEXT_JS)).count(item_text) < shown_before:
                 return
             await asyncio.sleep(0.1)
 
     async def _reveal(self, target: ElementInfo) -> None:
         """Hover the row that shows a hover-revealed control, as a person's pointer would, until it shows."""
-        row = self._page.locator(target.reveal).first
-        await row.scroll_into_view_if_needed(timeout=_ACTION_TIMEOUT_MS)
-        box = await row.bounding_box(timeout=_ACTION_TIMEOUT_MS)
+        await _scroll_into_view(self._page, target.reveal)
+        box = await _box(self._page, target.reveal)
         if box is not None:
             await self._input.move_to(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
         await self._page.locator(target.selector).first.wait_for(state="visible", timeout=_ACTION_TIMEOUT_MS)
@@ -418,11 +497,11 @@ class Interaction:
     async def _use_element(self, action: Action, target: ElementInfo, pending: _Pending) -> None:
         """Point at ``target`` as a hand would, note the page as it is, then give the input."""
         locator = self._page.locator(target.selector).first
-        point = await self._point_at(action, target, locator)
+        point = await self._point_at(action, target)
         if point is None:
             pending.result = ActionResult(status=ResultStatus.FAILED, detail="the element is no longer visible")
             return
-        await self._note_before_input(action, target, pending, locator)
+        await self._note_before_input(action, target, pending)
         x, y = point
         if target.tag == "canvas":
             far = x + (action.amount or 0.0) if action.kind is ActionKind.DRAG else x
@@ -432,20 +511,20 @@ class Interaction:
         elif action.kind is ActionKind.DBLCLICK:
             await self._input.dblclick()
         elif action.kind is ActionKind.TYPE:
-            await self._type(action, target, pending, locator)
+            await self._type(action, target, pending)
         elif action.kind is ActionKind.SELECT:
             await self._input.click()
             await locator.select_option(action.text or "", timeout=_ACTION_TIMEOUT_MS)
         elif action.kind is ActionKind.DRAG:
             await self._drag(action, pending, x, y)
 
-    async def _point_at(self, action: Action, target: ElementInfo, locator: Locator) -> tuple[float, float] | None:
+    async def _point_at(self, action: Action, target: ElementInfo) -> tuple[float, float] | None:
         """Move the pointer onto the element (on a range slider, to where ``amount`` says); where it went, or None
         when the element is not visible."""
         if target.reveal:
             await self._reveal(target)
-        await locator.scroll_into_view_if_needed(timeout=_ACTION_TIMEOUT_MS)
-        box = await locator.bounding_box(timeout=_ACTION_TIMEOUT_MS)
+        await _scroll_into_view(self._page, target.selector)
+        box = await _box(self._page, target.selector)
         if box is None:
             return None
         dx, dy = self._input.jitter(box["width"], box["height"])
@@ -457,22 +536,22 @@ class Interaction:
         await self._input.move_to(x + dx, y + dy)
         return x + dx, y + dy
 
-    async def _note_before_input(self, action: Action, target: ElementInfo, pending: _Pending, locator: Locator
-                                 ) -> None:
+    async def _note_before_input(self, action: Action, target: ElementInfo, pending: _Pending) -> None:
         """The page just before the input, which its effect is measured against (for a canvas, after an interval
         with no input; for a delete, with the text of its item)."""
         page = self._page
         if action.kind is ActionKind.CLICK:
             # The click would move focus away from the last field, and the vanishing focus ring
             # would count as the control's effect; a person's click elsewhere blurs it too.
-            await locator.evaluate("e => { const a = document.activeElement;"
-                                   " if (a && a !== e && a !== document.body) a.blur(); }")
+            await evaluate(page, "(selector) => { const e = document.querySelector(selector);"
+                                 " const a = document.activeElement;"
+                                 " if (a && a !== e && a !== document.body) a.blur(); }", target.selector)
         await settle_transitions(page)
         await self._note_state(pending)
         if target.tag == "canvas":
-            await self._idle_control(pending, clip=await locator.bounding_box(timeout=_ACTION_TIMEOUT_MS))
+            await self._idle_control(pending, clip=await _box(page, target.selector))
         if action.kind is ActionKind.CLICK and target.intent == "delete" and target.item:
-            pending.item_text = await page.evaluate(_ITEM_TEXT_JS, [target.item, target.selector]) or None
+            pending.item_text = await evaluate(page, _ITEM_TEXT_JS, [target.item, target.selector]) or None
         pending.start_wall = time.time()
 
     async def _note_state(self, pending: _Pending) -> None:
@@ -480,14 +559,14 @@ class Interaction:
         pending.pre_shot = await self._page.screenshot(**_SHOT)
         pending.pre_facts = await effect_facts(self._page)
 
-    async def _type(self, action: Action, target: ElementInfo, pending: _Pending, locator: Locator) -> None:
+    async def _type(self, action: Action, target: ElementInfo, pending: _Pending) -> None:
         """Type over the field's text; a field that does not take the text rejects the input."""
         await self._input.click()
         await self._page.keyboard.press("ControlOrMeta+a")
         text = action.text or ""
         await self._input.type(text)
         self._typed[target.selector] = text
-        value = await locator.evaluate("e => 'value' in e ? String(e.value) : e.textContent")
+        value = str(await evaluate(self._page, _FIELD_VALUE_JS, target.selector))
         if text and text not in value and not _number_equal(text, value):
             pending.result = ActionResult(
                 status=ResultStatus.INPUT_REJECTED,
@@ -530,7 +609,7 @@ class Interaction:
             await page.locator(target.selector).first.focus(timeout=_ACTION_TIMEOUT_MS)
         else:
             # keys meant for the page (a game's arrows) go to the body, not to the control clicked last
-            await page.evaluate("() => { const a = document.activeElement; if (a && a !== document.body) a.blur(); }")
+            await evaluate(page, "() => { const a = document.activeElement; if (a && a !== document.body) a.blur(); }")
         await self._note_state(pending)
         if target is None:
             await self._idle_control(pending)
@@ -574,8 +653,7 @@ class Interaction:
                 pending.result = ActionResult(status=ResultStatus.FAILED,
                                               detail=f"no element {action.to_element} to drop on")
                 return
-            drop = self._page.locator(elements[action.to_element].selector).first
-            box = await drop.bounding_box(timeout=_ACTION_TIMEOUT_MS)
+            box = await _box(self._page, elements[action.to_element].selector)
             if box is None:
                 pending.result = ActionResult(status=ResultStatus.FAILED, detail="the drop target is not visible")
                 return

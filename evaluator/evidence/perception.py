@@ -14,10 +14,11 @@ from playwright.async_api import Error as PlaywrightError
 
 from evaluator.browser.context_pool import DESKTOP, ContextPool
 from evaluator.browser.frozen_web import first_look, release
+from evaluator.browser.isolated import evaluate
 from evaluator.evidence.accessibility import audit_accessibility
 from evaluator.evidence.bundle import EvidenceWriter
 from evaluator.evidence.console import PageLog
-from evaluator.evidence.probes import isolated_world, page_facts, probe_image, wait_for_render
+from evaluator.evidence.probes import page_facts, probe_image, wait_for_render
 from evaluator.models import CapHit
 
 _FULL_PAGE_MAX_HEIGHT = 6000
@@ -48,22 +49,18 @@ async def load(page: Page, url: str) -> tuple[dict[str, Any], CDPSession]:
     still = await first_look(page)
     settle = await wait_for_render(page)
     return {"load_s": round(loaded, 3), "settle_s": round(settle.seconds, 3), "layout_stable": settle.stable,
-            "navigation_error": error, **await _navigation_timing(still)}, still
+            "navigation_error": error, **await _navigation_timing(page)}, still
 
 
-async def _navigation_timing(cdp: CDPSession) -> dict[str, float]:
-    """The navigation's DOMContentLoaded and load times, read in an isolated world: in the page's own,
+async def _navigation_timing(page: Page) -> dict[str, float]:
+    """The navigation's DOMContentLoaded and load times, read in the isolated world: in the page's own,
     Playwright's clock replaces ``performance`` and the entries are gone."""
     try:
-        reply = await cdp.send("Runtime.evaluate", {
-            "expression": "(() => { const n = performance.getEntriesByType('navigation')[0];"
-                          " return n ? {dom_content_loaded_ms: n.domContentLoadedEventEnd, load_ms: n.loadEventEnd}"
-                          " : {}; })()",
-            "contextId": await isolated_world(cdp, "evalgrid-timing"), "returnByValue": True,
-        })
+        value = await evaluate(page, "() => { const n = performance.getEntriesByType('navigation')[0];"
+                                     " return n ? {dom_content_loaded_ms: n.domContentLoadedEventEnd,"
+                                     " load_ms: n.loadEventEnd} : {}; }")
     except PlaywrightError:
         return {}  # a page that crashed or navigated away meanwhile has no timing to give
-    value = reply.get("result", {}).get("value")
     return value if isinstance(value, dict) else {}
 
 
@@ -71,7 +68,7 @@ async def capture(page: Page, viewport: str, writer: EvidenceWriter, timings: di
     """Screenshots (viewport and full page), page facts and an image probe at one viewport size."""
     shot = await screenshot_png(page)
     files = [writer.write_bytes(f"static/{viewport}-viewport.png", shot)]
-    height = await page.evaluate("document.documentElement ? document.documentElement.scrollHeight : 0")
+    height = await evaluate(page, "() => document.documentElement ? document.documentElement.scrollHeight : 0")
     size = page.viewport_size or DESKTOP
     if height <= size["height"]:
         full = shot  # the whole page is in the viewport: the same picture, not taken twice
@@ -114,7 +111,7 @@ async def screenshot_png(page: Page, beyond_viewport: dict[str, float] | None = 
 
 
 async def snapshot_document(page: Page, writer: EvidenceWriter) -> None:
-    """DOM and accessibility snapshots of the page as first rendered (each cut at :data:`SNAPSHOT_LIMIT_CHARS`)."""
+    """DOM and accessibility snapshots of the page as first rendered (each cut at :data:`SNAPSHOT_LIMIT_BYTES`)."""
     _write_capped(writer, "static/dom.html", await page.content(), "dom_snapshot")
     try:
         aria = await page.locator("body").aria_snapshot(timeout=5000)
@@ -123,16 +120,18 @@ async def snapshot_document(page: Page, writer: EvidenceWriter) -> None:
     _write_capped(writer, "static/accessibility.yaml", aria, "accessibility_snapshot")
 
 
-SNAPSHOT_LIMIT_CHARS = 8 * 1024 * 1024
-"""A snapshot's most characters: a page of millions of nodes must not fill the bundle with its markup."""
+SNAPSHOT_LIMIT_BYTES = 8 * 1024 * 1024
+"""A snapshot's most bytes (UTF-8): a page of millions of nodes must not fill the bundle with its markup."""
 
 
 def _write_capped(writer: EvidenceWriter, rel: str, text: str, what: str) -> None:
-    if len(text) > SNAPSHOT_LIMIT_CHARS:
-        writer.caps.append(CapHit(what=what, limit=f"{SNAPSHOT_LIMIT_CHARS} characters",
-                                  detail=f"{rel} cut from {len(text)} characters"))
-        text = text[:SNAPSHOT_LIMIT_CHARS]
-    writer.write_text(rel, text)
+    # Counted in bytes, as on disk: in characters, four-byte ones made a 32 MiB snapshot of an "8 M" cap.
+    data = text.encode("utf-8", "replace")
+    if len(data) > SNAPSHOT_LIMIT_BYTES:
+        writer.caps.append(CapHit(what=what, limit=f"{SNAPSHOT_LIMIT_BYTES} bytes",
+                                  detail=f"{rel} cut from {len(data)} bytes"))
+        data = data[:SNAPSHOT_LIMIT_BYTES].decode("utf-8", "ignore").encode("utf-8")
+    writer.write_bytes(rel, data)
 
 
 async def perceive(

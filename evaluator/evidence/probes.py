@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import functools
-import json
 import time
 from dataclasses import asdict, dataclass
 from importlib import resources
@@ -12,9 +11,9 @@ from typing import Any
 
 import cv2
 import numpy as np
-from playwright.async_api import CDPSession, Page
-from playwright.async_api import Error as PlaywrightError
+from playwright.async_api import Page
 
+from evaluator.browser.isolated import evaluate, world
 from evaluator.evidence.facts import checked_page_facts
 
 
@@ -24,50 +23,27 @@ def page_script(name: str) -> str:
     return resources.files("evaluator").joinpath(f"scripts/{name}.js").read_text(encoding="utf-8")
 
 
-async def isolated_world(cdp: CDPSession, name: str) -> int:
-    """A fresh isolated world in the page's main frame: its execution context id.
-
-    Scripts there see the page's DOM but none of its JavaScript (the app cannot see, replace or
-    break them; Playwright's installed clock is not there either).
-    """
-    tree = await cdp.send("Page.getFrameTree")
-    world = await cdp.send("Page.createIsolatedWorld", {"frameId": tree["frameTree"]["frame"]["id"], "worldName": name})
-    context_id: int = world["executionContextId"]
-    return context_id
-
-
 async def page_facts(page: Page) -> dict[str, Any]:
     """Overflow, broken images, contrast, author styling and text of the page as it is now.
 
-    Measured in an isolated world: the page's scripts cannot rewrite the result (a hooked ``eval``) nor break the
-    measurement by accident (a library that patches ``Array.from``). What comes back is validated all the same
-    (:func:`~evaluator.evidence.facts.checked_page_facts`: malformed facts raise the page's tampering).
+    Measured in the page's isolated world, like every probe here: the page's scripts cannot rewrite the result (a
+    hooked ``eval``) nor break the measurement by accident (a library that patches ``Array.from``). What comes back
+    is validated all the same (:func:`~evaluator.evidence.facts.checked_page_facts`: malformed facts raise the
+    page's tampering).
     """
-    cdp = await page.context.new_cdp_session(page)
-    try:
-        reply = await cdp.send("Runtime.evaluate", {
-            "expression": f"({page_script('page_facts')})({json.dumps(page_script('css_path'))})",
-            "contextId": await isolated_world(cdp, "evalgrid-facts"), "returnByValue": True})
-    finally:
-        await cdp.detach()
-    if "exceptionDetails" in reply:
-        # As Playwright's evaluate would: the page's failure to be measured (a document torn down under the script).
-        details = reply["exceptionDetails"]
-        raise PlaywrightError(f"page facts: {details.get('exception', {}).get('description') or details.get('text')}")
-    return checked_page_facts(reply.get("result", {}).get("value"))
+    return checked_page_facts(await evaluate(page, page_script("page_facts"), page_script("css_path")))
 
 
 async def interactive_elements(page: Page) -> list[dict[str, Any]]:
     """Visible interactive elements with selector, label, geometry and kind."""
-    elements: list[dict[str, Any]] = await page.evaluate(
-        page_script("interactive_elements"), page_script("css_path")
-    )
+    elements: list[dict[str, Any]] = await world(page).call(
+        page_script("interactive_elements"), page_script("css_path"), marks=True)
     return elements
 
 
 async def state_signature(page: Page) -> str:
     """Fingerprint of the user-visible state (markup, form values, scroll, URL)."""
-    return str(await page.evaluate(page_script("state_signature")))
+    return str(await evaluate(page, page_script("state_signature")))
 
 
 @dataclass(frozen=True)
@@ -90,7 +66,7 @@ async def wait_for_render(
     last, same = "", 0
     while time.monotonic() - start < timeout_s:
         try:
-            signature = await page.evaluate(page_script("layout_signature"))
+            signature = await evaluate(page, page_script("layout_signature"))
         except Exception:  # noqa: BLE001 - navigation in progress destroys the context; poll again
             signature, same = "", 0
         if signature and signature == last and signature.startswith("complete"):
@@ -166,15 +142,15 @@ def visual_change(before_png: bytes, after_png: bytes, *, threshold: float = VIS
 
 async def keyboard_driven(page: Page) -> str:
     """Why the page seems driven by keys pressed anywhere on it (``listener``, ``canvas``, ``text``), or ``""``."""
-    return str(await page.evaluate(page_script("keyboard_driven")) or "")
+    return str(await world(page).call(page_script("keyboard_driven"), marks=True) or "")
 
 
 async def effect_facts(page: Page) -> dict[str, Any]:
     """Markup fingerprint (field values left out), list item count and visible text: what an action changed."""
-    facts: dict[str, Any] = await page.evaluate(page_script("effect_facts"))
+    facts: dict[str, Any] = await evaluate(page, page_script("effect_facts"))
     return facts
 
 
 async def settle_transitions(page: Page, *, limit_ms: int = 250) -> None:
     """Let finite CSS transitions and animations (hover effects) finish, up to ``limit_ms``."""
-    await page.evaluate(page_script("settle_transitions"), limit_ms)
+    await evaluate(page, page_script("settle_transitions"), limit_ms)

@@ -7,7 +7,8 @@ clock holds them all, animation frames included) ends or fires before the window
 that keeps scheduling timers (a game loop) is therefore given the whole window, as before; a still page is looked
 at as soon as it has painted. ``timeout_s`` bounds every wait.
 
-The signals are read from the page with one read-only script; nothing new is exposed to the page's own scripts.
+The signals are read from the page with one read-only script, in the page's own world (Playwright's clock is
+there), compiled by CDP rather than through the page's ``eval``: nothing new is exposed to the page's own scripts.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from typing import Any
 
 from playwright.async_api import Page, Request
 
+from evaluator.browser.isolated import world
 from evaluator.evidence.probes import SettleResult, page_script
 
 # One poll costs a few milliseconds of the page's main thread (its layout fingerprint reads innerText): polled this
@@ -48,6 +50,9 @@ class RequestsInFlight:
         return sum(1 for started in self._started.values() if started >= mark)
 
 
+_SETTLE_STATE = f"() => ({page_script('settle_state')})({page_script('layout_signature')})"
+
+
 @dataclass(frozen=True)
 class _PageState:
     layout: str
@@ -59,7 +64,7 @@ class _PageState:
 
 async def _page_state(page: Page) -> _PageState | None:
     try:
-        raw: Any = await page.evaluate(page_script("settle_state"), page_script("layout_signature"))
+        raw: Any = await world(page).in_page(_SETTLE_STATE)
     except Exception:  # noqa: BLE001 - a navigation in progress destroys the context; poll again
         return None
     if not isinstance(raw, dict):

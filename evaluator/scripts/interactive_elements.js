@@ -1,21 +1,18 @@
 // Visible interactive elements with what an agent needs to act on them.
-// Argument: the source of css_path.js.
-(cssPathSource) => {
+// Arguments: the source of css_path.js, and the listener marks evalgrid read through CDP (isolated.py's `marks`).
+(cssPathSource, marks) => {
   const cssPath = eval(cssPathSource);
   const selector = 'button, a[href], input:not([type=hidden]), select, textarea, summary, [role=button], ' +
     '[role=tab], [role=checkbox], [role=switch], [role=menuitem], [role=link], [onclick], [tabindex]:not([tabindex="-1"]), label[for]';
   const vw = innerWidth, vh = innerHeight;
   const out = [];
   const seen = new Set();
-  // Elements made clickable by script (divs with listeners): found by the listener itself (marked by
-  // listeners.js, so a page without CSS still has them) or by the cursor:pointer that usually announces
-  // it. A listener on a container most of the screen wide (a framework's root, delegating every event)
-  // is not a control.
-  const CLICK = Symbol.for('evalgrid.click');
-  const DBLCLICK = Symbol.for('evalgrid.dblclick');
-  const PRESS = Symbol.for('evalgrid.press');
-  const doubled = (el) => el[DBLCLICK] === true || typeof el.ondblclick === 'function';
-  const scripted = (el) => el[CLICK] === true || doubled(el) || getComputedStyle(el).cursor === 'pointer';
+  // Elements made clickable by script (divs with listeners): found by the listener itself (read through CDP,
+  // so a page without CSS still has them) or by the cursor:pointer that usually announces it. A listener on a
+  // container most of the screen wide (a framework's root, delegating every event) is not a control.
+  const listens = (el, kind) => (marks.kinds.get(el) || '').split(' ').includes(kind);
+  const doubled = (el) => listens(el, 'dblclick');
+  const scripted = (el) => listens(el, 'click') || doubled(el) || getComputedStyle(el).cursor === 'pointer';
   const pointer = [];
   const all = document.body ? document.body.getElementsByTagName('*') : [];
   for (let i = 0; i < all.length && i < 6000; i++) {
@@ -30,7 +27,7 @@
     // (an item edited by a double click may hold its own checkbox and delete button: it stays a control)
     if (el.tagName === 'CANVAS' || (!doubled(el) && (el.closest(selector) || el.querySelector(selector)))) continue;
     const box = el.getBoundingClientRect();
-    if ((el[CLICK] === true || doubled(el)) && getComputedStyle(el).cursor !== 'pointer' &&
+    if ((listens(el, 'click') || doubled(el)) && getComputedStyle(el).cursor !== 'pointer' &&
         box.width * box.height > 0.25 * innerWidth * innerHeight) continue;
     pointer.push(el);
   }
@@ -39,8 +36,7 @@
   const canvases = Array.from(document.querySelectorAll('canvas')).filter((c) => {
     const r = c.getBoundingClientRect();
     const cursor = getComputedStyle(c).cursor;
-    return r.width >= 60 && r.height >= 60 && (c[PRESS] === true || typeof c.onmousedown === 'function' ||
-      typeof c.onpointerdown === 'function' || cursor === 'crosshair' || cursor === 'pointer');
+    return r.width >= 60 && r.height >= 60 && (listens(c, 'press') || cursor === 'crosshair' || cursor === 'pointer');
   });
   // Controls hidden until their row is hovered (a delete button shown by `.row:hover .delete`): found through
   // the style sheets' :hover rules whose hovered part is an ancestor of the control. Revealed by a script's

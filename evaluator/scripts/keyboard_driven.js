@@ -1,10 +1,10 @@
 // Whether the page is driven by keys pressed anywhere on it: a keyboard listener on the window, the
-// document or the body (recorded by listeners.js, or an on-key handler property or attribute), a canvas
-// of some size, or text that tells the player to use the keyboard.
-() => {
-  if (window[Symbol.for('evalgrid.keys')]) return 'listener';
-  for (const target of [window, document, document.body]) {
-    if (target && (target.onkeydown || target.onkeyup || target.onkeypress)) return 'listener';
+// document or the body (read through CDP: isolated.py's `marks`), a canvas of some size, or text that tells
+// the player to use the keyboard.
+(marks) => {
+  if (marks.keys) return 'listener';
+  for (const target of [document, document.documentElement, document.body]) {
+    if (target && (marks.kinds.get(target) || '').split(' ').includes('keys')) return 'listener';
   }
   for (const c of document.querySelectorAll('canvas')) {
     const r = c.getBoundingClientRect();

@@ -2,10 +2,10 @@
 // scroll position), the milliseconds until its next timer is due (Playwright's clock holds the page's timers
 // and animation frames: null when none is pending, -1 when the clock is not there to ask), and the milliseconds
 // until the first running finite animation or transition ends (null: none). Read-only: it calls nothing the
-// page does not already have.
-// Argument: the source of layout_signature.js.
-(layoutSignatureSource) => {
-  const layout = [eval(layoutSignatureSource)(), window.scrollX, window.scrollY].join('|');
+// page does not already have, and it is given layout_signature.js as a function (not a source to eval: in the
+// page's world, eval is the page's).
+(layoutSignature) => {
+  const layout = [layoutSignature(), window.scrollX, window.scrollY].join('|');
   let timerMs = -1;
   try {
     const clock = globalThis.__pwClock && globalThis.__pwClock.controller;

@@ -55,6 +55,8 @@ const CHROMIUM_ARGS = [
   "--disable-features=OptimizationHints,NetworkTimeServiceQuerying,AimEnabled,PreconnectToSearch," +
     "AutofillServerCommunication,MediaRouter,Translate,InterestFeedContentSuggestions,LensOverlay",
   "--font-render-hinting=none", "--disable-breakpad", "--disable-crash-reporter",
+  // navigator.webdriver false: a page must not learn from it that it is evaluated.
+  "--disable-blink-features=AutomationControlled",
   `--proxy-server=http://127.0.0.1:${MIRROR_PORT}`, "--ignore-certificate-errors",
   "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE localhost, EXCLUDE 127.0.0.1",
   "--force-webrtc-ip-handling-policy=disable_non_proxied_udp",

@@ -33,9 +33,9 @@ RECORDED_COLLECTOR = "collector-7"
 # Today's keys for the directory's recorded plan. They change only on purpose: when evidence collection changes
 # (COLLECTOR_VERSION) or a config field that is part of a key is added. Such a change updates this list in the same
 # commit and says why; a list that changed by accident means every resumed sweep would redo all its runs.
-PLANNED_TODAY = ["run-9db19e97a45baf744c2c70b6", "run-8633096bea4362b063eb3ae5", "run-0204b1b49c9ffa9e1883618e",
-                 "run-2288ad7def77aa2c49478ba8", "run-716c1fe3125114bf61d6ad0f", "run-627b46be80a2490e798f700c",
-                 "run-741981e88c131be621a58746", "run-e25603daed0f3f7ddaf19ef7"]
+PLANNED_TODAY = ["run-cd2015c7a47e8a6ce0c2143a", "run-bb50f7c356b4cc8b2e311db7", "run-abbe0d5595c7c98e6c401faf",
+                 "run-d04dacea347385b9009de9ee", "run-1a88258d5790c4ee3b170fed", "run-3b390febcdc9fce0515438e0",
+                 "run-50bf06750022013bd8002f86", "run-90f7ce7363e5efb61568afb0"]
 
 
 def _replanned() -> tuple[list[str], list[str]]:

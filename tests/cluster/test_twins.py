@@ -13,7 +13,7 @@ import pytest
 from playwright.async_api import Browser, Page
 
 from cluster.calibration.twins import AESTHETIC_OPERATORS, FUNCTIONAL_OPERATORS, Operator, make_twin
-from evaluator.evidence.probes import page_script
+from evaluator.evidence.probes import keyboard_driven
 from tests.support import with_browser
 
 PAGE = """<!DOCTYPE html>
@@ -234,10 +234,9 @@ def test_a_twin_does_not_look_keyboard_driven_when_its_original_does_not() -> No
         for name, answer in [("original", quiet)] + [(op.value, make_twin(quiet, op) or "") for op in Operator
                                                      if op is not Operator.SCRIPTS_REMOVED]:
             context = await browser.new_context()
-            await context.add_init_script(page_script("listeners"))
             page = await context.new_page()
             await page.set_content(answer.split("```html\n", 1)[1].split("```", 1)[0], wait_until="load")
-            out[name] = await page.evaluate(page_script("keyboard_driven"))
+            out[name] = await keyboard_driven(page)
             await context.close()
         return out
     assert set(with_browser(scenario).values()) == {""}

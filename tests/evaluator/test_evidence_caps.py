@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from evaluator.evidence import bundle as evidence
-from evaluator.evidence import screencast
+from evaluator.evidence import perception, screencast
 from evaluator.evidence.bundle import EvidenceWriter
 from evaluator.evidence.screencast import MAX_FPS, ScreenRecorder
 from evaluator.models import AgentConfig, ToolVersions
@@ -97,3 +97,14 @@ def test_a_bundle_over_its_limit_drops_its_largest_files_and_says_so(tmp_path: P
     assert [(cap.what, cap.detail) for cap in manifest.caps] == [
         ("bundle_size", "interaction/video.mp4 (8000 bytes) was dropped")]
     assert not (tmp_path / "bundle" / "interaction" / "video.mp4").exists()
+
+
+def test_a_snapshot_is_capped_in_bytes_not_characters(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 33, finding 7: four-byte characters once made a snapshot four times its "8 M" cap on disk."""
+    monkeypatch.setattr(perception, "SNAPSHOT_LIMIT_BYTES", 1000)
+    writer = EvidenceWriter(tmp_path / "bundle")
+    perception._write_capped(writer, "static/dom.html", "<p>" + "\U0001f600" * 600 + "</p>", "dom_snapshot")
+    written = (tmp_path / "bundle" / "static" / "dom.html").read_bytes()
+    assert 996 <= len(written) <= 1000  # never a character cut in half
+    assert written.decode("utf-8").startswith("<p>\U0001f600")
+    assert [(cap.what, cap.limit) for cap in writer.caps] == [("dom_snapshot", "1000 bytes")]

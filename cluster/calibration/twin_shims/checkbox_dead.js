@@ -1,9 +1,8 @@
 // Twin operator checkbox_dead: a checkbox cannot be toggled (its click, and its label's, is cancelled).
 (() => {
-  // The twin's own key listeners must not make the page look keyboard-driven to the explorer
-  // (evaluator/scripts/listeners.js marks the window): the mark is restored after they are added.
-  const KEYS = Symbol.for('evalgrid.keys');
-  const marked = window[KEYS];
+  // The twin's own key listeners capture on the window: the explorer does not count those as the page being
+  // driven by keys (evaluator/browser/isolated.py), so the twin does not look keyboard-driven where its
+  // original does not.
   const box = (t) => {
     if (!(t instanceof Element)) return null;
     const direct = t.closest('input[type=checkbox], [role=checkbox], [role=switch]');
@@ -15,5 +14,4 @@
   const cancel = (e) => { if (box(e.target)) { e.stopImmediatePropagation(); e.preventDefault(); } };
   for (const type of ['click', 'change', 'input']) window.addEventListener(type, cancel, true);
   window.addEventListener('keydown', (e) => { if (e.key === ' ' && box(e.target)) cancel(e); }, true);
-  if (!marked) delete window[KEYS];
 })();

@@ -1,10 +1,9 @@
 // Twin operator enter_swallowed: text entry does nothing. Enter in a text field never reaches the app,
 // and no form is ever submitted (by Enter or by its submit button).
 (() => {
-  // The twin's own key listeners must not make the page look keyboard-driven to the explorer
-  // (evaluator/scripts/listeners.js marks the window): the mark is restored after they are added.
-  const KEYS = Symbol.for('evalgrid.keys');
-  const marked = window[KEYS];
+  // The twin's own key listeners capture on the window: the explorer does not count those as the page being
+  // driven by keys (evaluator/browser/isolated.py), so the twin does not look keyboard-driven where its
+  // original does not.
   const editable = (t) => t instanceof Element && t.matches('input, textarea, [contenteditable=""], [contenteditable=true]');
   const swallow = (e) => {
     if (e.key === 'Enter' && editable(e.target)) { e.stopImmediatePropagation(); e.preventDefault(); }
@@ -16,5 +15,4 @@
     if (t && t.form && (t.type === 'submit' || t.type === 'image')) { e.stopImmediatePropagation(); e.preventDefault(); }
   };
   window.addEventListener('click', click, true);
-  if (!marked) delete window[KEYS];
 })();

@@ -2,10 +2,9 @@
 // input, changes to the document's children, text, attributes, classes and inline styles are dropped
 // (field values still change: the browser, not the app, draws them).
 (() => {
-  // The twin's own key listeners must not make the page look keyboard-driven to the explorer
-  // (evaluator/scripts/listeners.js marks the window): the mark is restored after they are added.
-  const KEYS = Symbol.for('evalgrid.keys');
-  const marked = window[KEYS];
+  // The twin's own key listeners capture on the window: the explorer does not count those as the page being
+  // driven by keys (evaluator/browser/isolated.py), so the twin does not look keyboard-driven where its
+  // original does not.
   let frozen = false;
   const freeze = () => { frozen = true; };
   for (const type of ['pointerdown', 'keydown']) window.addEventListener(type, freeze, true);
@@ -63,5 +62,4 @@
   setter(Node.prototype, 'textContent');
   setter(Node.prototype, 'nodeValue');
   setter(CharacterData.prototype, 'data');
-  if (!marked) delete window[KEYS];
 })();
