@@ -198,8 +198,3 @@ async def evaluate(page: Page, function: str, *args: Any) -> Any:
     """``function`` called with ``args`` in ``page``'s isolated world: :meth:`PageWorld.call` without marks."""
     return await world(page).call(function, *args)
 
-
-def expression(source: str) -> str:
-    """A JavaScript expression as a function of no arguments, for :func:`evaluate`."""
-    return f"() => ({source})"
-
