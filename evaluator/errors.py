@@ -14,6 +14,7 @@
     │   └── WorkerStartError         a worker could not get a browser at all; the sweep stops
     ├── ModelRequestError            a model endpoint refused the request itself (auth, unknown model)
     ├── BudgetExhaustedError         the sweep's spending cap is reached; no new paid call is made
+    ├── DiskBudgetError              the sweep's evidence reached its disk budget; the sweep stops
     ├── TamperError                  something in the sandbox answered for the machinery: the app's failure
     │   └── ForgedMeasurementError   an in-page measurement came back malformed: the page rewrote it
     ├── JudgeOutputError             a judge model's answer was unusable after one repair, or a refusal
@@ -68,6 +69,11 @@ class ModelRequestError(EvalgridError):
 
 class BudgetExhaustedError(EvalgridError):
     """The sweep's spending cap would be exceeded by the next call; raise ``budget_usd`` and re-run."""
+
+
+class DiskBudgetError(EvalgridError):
+    """The sweep's evidence on this machine reached its ``disk_budget_gib``: the sweep stops, every finished run
+    recorded. Free space or raise the budget, then re-run the same command to resume."""
 
 
 class TamperError(EvalgridError):

@@ -30,9 +30,10 @@ from cluster.store.outcomes import RESULTS_FILE, OutcomeStore, open_outcomes
 from cluster.sweep.inputs import InputsRef
 from cluster.sweep.spec import PLAN_FILE, RecordedPlan, Sweep
 from evaluator.atomic import write_json_atomic
-from evaluator.errors import ConfigError, InfrastructureError
+from evaluator.errors import ConfigError, DiskBudgetError, InfrastructureError
 from evaluator.llm.budget import SpendingCap
 from evaluator.models import Outcome, OutcomeStatus, RunSpec
+from evaluator.run import StagePaths
 
 
 @dataclass(frozen=True)
@@ -231,7 +232,8 @@ async def run_sweep(sweep: Sweep, run_dir: Path, *, grid: GridOptions = GridOpti
         observer.on_start(total, skipped)
         scheduler = make_scheduler(grid, settings, workers)
         observer.on_scheduler(scheduler)
-        recorder = _Recorder(recorded, outcomes, observer, max_infra_streak)
+        disk = _DiskBudget(sweep.spec.disk_budget_gib, run_dir) if sweep.spec.disk_budget_gib else None
+        recorder = _Recorder(recorded, outcomes, observer, max_infra_streak, disk)
         pending = (spec for spec in sweep.plan() if spec.run_key not in finished)
         async for outcome in scheduler.execute(pending, lambda spec, worker, attempt: recorded.mark_started(
                 spec.run_key, worker=worker, attempt=attempt)):
@@ -299,9 +301,10 @@ class _Recorder:
     """
 
     def __init__(self, store: OutcomeStore, outcomes: dict[str, Outcome], observer: SweepObserver,
-                 max_infra_streak: int) -> None:
+                 max_infra_streak: int, disk: _DiskBudget | None = None) -> None:
         self._store, self._outcomes, self._observer = store, outcomes, observer
         self._max_streak = max_infra_streak
+        self._disk = disk
         self._held: list[Outcome] = []
         self.deferred: list[Outcome] = []
         self.executed = self.refused = 0
@@ -336,6 +339,36 @@ class _Recorder:
         self._outcomes[outcome.run_key] = outcome
         self.executed += 1
         self._observer.on_outcome(outcome)
+        if self._disk is not None:
+            self._disk.check(outcome)
+
+
+class _DiskBudget:
+    """The sweep's evidence on this machine against its ``disk_budget_gib``: measured once, then bundle by bundle."""
+
+    def __init__(self, gib: float, run_dir: Path) -> None:
+        self._limit, self._gib = int(gib * 2**30), gib
+        self._paths = StagePaths(run_dir)
+        evidence = run_dir / "evidence"
+        self._counted = {bundle.name for bundle in evidence.iterdir()} if evidence.is_dir() else set()
+        self.used = sum(_size(evidence / name) for name in self._counted)
+
+    def check(self, outcome: Outcome) -> None:
+        """Count ``outcome``'s bundle (once, however many runs share it); raise past the budget."""
+        key = outcome.evidence_key
+        if key is not None and key not in self._counted:
+            self._counted.add(key)
+            self.used += _size(self._paths.evidence(key))
+        if self.used > self._limit:
+            raise DiskBudgetError(
+                f"the sweep's evidence reached {self.used / 2**30:.2f} GiB of its disk budget "
+                f"(disk_budget_gib: {self._gib:g}); every finished run is recorded. Free space or raise "
+                "disk_budget_gib, then re-run the same command to resume.")
+
+
+def _size(path: Path) -> int:
+    """Bytes of the files under ``path`` (0 when it is not there: a bundle kept only in the object store)."""
+    return sum(f.stat().st_size for f in path.rglob("*") if f.is_file()) if path.is_dir() else 0
 
 
 def _write_deferred(run_dir: Path, sweep: Sweep, cap: SpendingCap | None, deferred: list[Outcome]) -> None:

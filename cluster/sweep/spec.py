@@ -102,6 +102,10 @@ class SweepSpec(BaseModel):
     budget_usd: float | None = Field(default=None, ge=0)
     """Cap on the sweep's model spending (US dollars, at the endpoints' prices). Calls stop at the cap;
     the runs they would have served are left for the next invocation."""
+    disk_budget_gib: float | None = Field(default=None, gt=0)
+    """Cap on the evidence this sweep keeps on this machine (GiB, bundles of earlier invocations included): past
+    it the sweep stops with every finished run recorded, so hostile apps that each leave their bundle's worth of
+    evidence cannot fill the disk. None: no cap beyond each bundle's own."""
     concurrency: int = Field(default=2, ge=1, le=32)
     """Runs in flight at once (browser contexts)."""
     run_timeout_s: float = Field(default=180.0, gt=0, le=3600)
