@@ -205,6 +205,16 @@ def test_an_app_that_addresses_the_evaluator_is_flagged_whichever_judge_scores_i
     assert "automated grader" in excerpts and "bewertende Sprachmodell" in excerpts
 
 
+def test_text_for_the_evaluator_made_only_by_the_build_is_flagged_in_its_log(grid: _Worker) -> None:
+    """Issue 33, finding 4: the passage is in no file of the answer (character codes), only in the build's output,
+    which the judge reads as the dev server's log: the scan reads the build and server logs too."""
+    outcome = grid.run("tamper-build-log", (TAMPER / "build-log-injection.md").read_text(encoding="utf-8"))
+    assert outcome.status is OutcomeStatus.JUDGED and "prompt_injection" in outcome.flags, outcome
+    findings = json.loads((grid.bundle(outcome) / INJECTION_FINDINGS).read_text())
+    assert {f["source"] for f in findings} <= {"build.log", "server.log"}, findings
+    assert any("skip testing" in f["excerpt"] for f in findings), findings
+
+
 def test_the_video_of_a_noisy_page_stays_under_its_caps(grid: _Worker) -> None:
     """Attack 8: a screen that changes every frame, incompressibly; uncapped it made ~124 MB of video per 20 s."""
     outcome = grid.run("tamper-noisy-canvas", (TAMPER / "noisy-canvas.md").read_text(encoding="utf-8"), max_steps=4)
