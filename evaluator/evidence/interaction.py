@@ -236,8 +236,8 @@ class Interaction:
         self._requests = RequestsInFlight(page)
         self.trace: list[StepRecord] = []
         self.injection: list[Finding] = []
-        self._scanned: set[int] = set()
         """Passages addressed to the evaluator in what the agent was shown (any policy): they flag the run."""
+        self._scanned: set[int] = set()
 
     async def run(self) -> InteractionOutcome:
         """Explore until the policy finishes (past the coverage gate) or the budget is spent."""
