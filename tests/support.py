@@ -4,16 +4,18 @@ from __future__ import annotations
 
 import asyncio
 import fcntl
+import json
 import os
 import shutil
 import subprocess
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import pytest
 from playwright.async_api import Browser, async_playwright
 
+from cluster.sweep.spec import Sweep, load_sweep
 from evaluator.browser.launch import launch_browser
 from evaluator.models import Artifact, Difficulty, Kind, Query, Stack
 
@@ -56,6 +58,20 @@ def html_artifact(name: str, html: str, *, extra: dict[str, str] | None = None) 
     return Artifact(key=f"artifact-{name}", candidate_id="fixture", query_id=name,
                     files={"index.html": html, **(extra or {})}, entrypoint="index.html", stack=Stack.HTML,
                     answer_sha256="0" * 64)
+
+
+def write_sweep(root: Path, query_ids: Iterable[str], *, candidates: Iterable[str], brief: str = "A small app.",
+                leaf: str = "tamper", **spec: Any) -> Sweep:
+    """A sweep under ``root`` of one easy interactive query per id, each candidate answering from
+    ``answers/<id>``: its ``queries.yaml`` and ``sweep.yaml`` written, loaded. ``spec`` adds to the sweep's fields
+    (``name``, ``run_timeout_s``, ``agent``, ``sandbox`` ...)."""
+    queries = [{"id": qid, "brief": brief, "domain": "tests", "leaf": leaf, "difficulty": "easy", "language": "en",
+                "kind": "interactive_application"} for qid in query_ids]
+    (root / "queries.yaml").write_text(json.dumps({"version": 1, "queries": queries}))
+    (root / "sweep.yaml").write_text(json.dumps({
+        "queries": "queries.yaml", "concurrency": 1,
+        "candidates": [{"id": c, "answers": f"answers/{c}"} for c in candidates], **spec}))
+    return load_sweep(root / "sweep.yaml")
 
 
 def full_suite() -> bool:

@@ -5,42 +5,35 @@ Real runs on the local backend (Chromium and the video encoder write what the bu
 from __future__ import annotations
 
 import asyncio
-import json
 from pathlib import Path
 
 import pytest
 
 from cluster.scheduling.runner import GridOptions, run_sweep
-from cluster.sweep.spec import load_sweep
+from cluster.sweep.spec import Sweep
 from evaluator.errors import DiskBudgetError
-from tests.support import APPS
+from tests.support import APPS, write_sweep
 
 pytestmark = pytest.mark.browser
 
 QUERIES = ("q-1", "q-2", "q-3")
 
 
-def _sweep(root: Path, gib: float) -> Path:
-    queries = [{"id": qid, "brief": "A counter.", "domain": "tests", "leaf": "disk", "difficulty": "easy",
-                "language": "en", "kind": "interactive_application"} for qid in QUERIES]
-    (root / "queries.yaml").write_text(json.dumps({"version": 1, "queries": queries}))
-    (root / "sweep.yaml").write_text(json.dumps({
-        "name": "disk", "queries": "queries.yaml", "concurrency": 1, "run_timeout_s": 60, "disk_budget_gib": gib,
-        "agent": {"max_steps": 1}, "sandbox": {"backend": "local"},
-        "candidates": [{"id": "model", "answers": "answers"}]}))
-    return root / "sweep.yaml"
+def _sweep(root: Path, gib: float) -> Sweep:
+    return write_sweep(root, QUERIES, candidates=("model",), brief="A counter.", leaf="disk", name="disk",
+                       run_timeout_s=60, disk_budget_gib=gib, agent={"max_steps": 1}, sandbox={"backend": "local"})
 
 
 def test_a_sweep_stops_at_its_disk_budget_and_resumes_with_a_larger_one(tmp_path: Path) -> None:
-    (tmp_path / "answers").mkdir()
+    (tmp_path / "answers" / "model").mkdir(parents=True)
     page = (APPS / "scripted-control.html").read_text(encoding="utf-8")
     for qid in QUERIES:  # each answer its own, so no evidence is shared
-        (tmp_path / "answers" / f"{qid}.html").write_text(page + f"<!-- {qid} -->", encoding="utf-8")
+        (tmp_path / "answers" / "model" / f"{qid}.html").write_text(page + f"<!-- {qid} -->", encoding="utf-8")
     run_dir = tmp_path / "run"
     tiny = 1 / 2**30  # one byte: the first bundle passes it
     with pytest.raises(DiskBudgetError, match="of its disk budget .* every finished run is recorded"):
-        asyncio.run(run_sweep(load_sweep(_sweep(tmp_path, tiny)), run_dir, grid=GridOptions(scheduler="local")))
+        asyncio.run(run_sweep(_sweep(tmp_path, tiny), run_dir, grid=GridOptions(scheduler="local")))
     recorded = (run_dir / "results.jsonl").read_text().splitlines()
     assert len(recorded) == 1  # the run that passed the budget is recorded, and the sweep stopped there
-    result = asyncio.run(run_sweep(load_sweep(_sweep(tmp_path, 10)), run_dir, grid=GridOptions(scheduler="local")))
+    result = asyncio.run(run_sweep(_sweep(tmp_path, 10), run_dir, grid=GridOptions(scheduler="local")))
     assert (result.skipped, result.executed, len(result.outcomes)) == (1, 2, 3)

@@ -21,12 +21,11 @@ from pathlib import Path
 import pytest
 
 from cluster.scheduling.runner import GridOptions, run_sweep
-from cluster.sweep.spec import load_sweep
 from evaluator.evidence.bundle import read_manifest
 from evaluator.llm.client import ModelAccess
 from evaluator.models import JudgeConfig, Outcome, OutcomeStatus, ReasonCode
 from evaluator.run import StagePaths, judge_or_fall_back
-from tests.support import APPS
+from tests.support import APPS, write_sweep
 
 pytestmark = pytest.mark.browser
 
@@ -45,15 +44,9 @@ def swept(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[Outcome]
                                                                                                 "function")
             (root / "answers" / candidate / f"{qid}.md").write_text(answer.replace("<h1>Counter</h1>",
                                                                                    f"<h1>Counter {qid}</h1>"))
-    queries = [{"id": qid, "brief": "A counter.", "domain": "tests", "leaf": "tamper", "difficulty": "easy",
-                "language": "en", "kind": "interactive_application"} for qid in QUERIES]
-    (root / "queries.yaml").write_text(json.dumps({"version": 1, "queries": queries}))
-    (root / "sweep.yaml").write_text(json.dumps({
-        "name": "forged", "queries": "queries.yaml", "concurrency": 1, "run_timeout_s": 90,
-        "agent": {"max_steps": 2}, "sandbox": {"backend": "local"},
-        "candidates": [{"id": "hooked", "answers": "answers/hooked"}, {"id": "honest", "answers": "answers/honest"}],
-    }))
-    result = asyncio.run(run_sweep(load_sweep(root / "sweep.yaml"), root / "run",
+    sweep = write_sweep(root, QUERIES, candidates=("hooked", "honest"), brief="A counter.", name="forged",
+                        run_timeout_s=90, agent={"max_steps": 2}, sandbox={"backend": "local"})
+    result = asyncio.run(run_sweep(sweep, root / "run",
                                    grid=GridOptions(scheduler="local", workers=1), max_infra_streak=1))
     return root / "run", list(result.outcomes.values())
 

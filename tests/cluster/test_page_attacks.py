@@ -24,12 +24,11 @@ from pathlib import Path
 import pytest
 
 from cluster.scheduling.runner import GridOptions, run_sweep
-from cluster.sweep.spec import load_sweep
 from evaluator.evidence.bundle import read_manifest
 from evaluator.evidence.collect import INJECTION_FINDINGS
 from evaluator.models import Outcome, OutcomeStatus, ReasonCode
 from evaluator.run import StagePaths
-from tests.support import APPS
+from tests.support import APPS, write_sweep
 
 pytestmark = pytest.mark.browser
 
@@ -58,15 +57,9 @@ def swept(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[tuple[st
             twin = page.replace(*control)
             assert twin != page, f"the control of {fixture} is the attack itself"
             (root / "answers" / "control" / f"{qid}.md").write_text(twin)
-    queries = [{"id": qid, "brief": "A small app.", "domain": "tests", "leaf": "tamper", "difficulty": "easy",
-                "language": "en", "kind": "interactive_application"} for qid in ATTACKS]
-    (root / "queries.yaml").write_text(json.dumps({"version": 1, "queries": queries}))
-    (root / "sweep.yaml").write_text(json.dumps({
-        "name": "attacks", "queries": "queries.yaml", "concurrency": 1, "run_timeout_s": RUN_TIMEOUT_S,
-        "agent": {"max_steps": 4}, "sandbox": {"backend": "local"},
-        "candidates": [{"id": "attack", "answers": "answers/attack"}, {"id": "control", "answers": "answers/control"}],
-    }))
-    result = asyncio.run(run_sweep(load_sweep(root / "sweep.yaml"), root / "run",
+    sweep = write_sweep(root, ATTACKS, candidates=("attack", "control"), name="attacks", run_timeout_s=RUN_TIMEOUT_S,
+                        agent={"max_steps": 4}, sandbox={"backend": "local"})
+    result = asyncio.run(run_sweep(sweep, root / "run",
                                    grid=GridOptions(scheduler="local", workers=1)))
     return root / "run", {(o.candidate_id, o.query_id): o for o in result.outcomes.values()}
 

@@ -27,7 +27,6 @@ import pytest
 from cluster.sandbox.docker_backend import docker
 from cluster.scheduling.runner import GridOptions, run_sweep
 from cluster.scheduling.worker import RunWorker, WorkerSettings
-from cluster.sweep.spec import load_sweep
 from evaluator.evidence.bundle import read_manifest
 from evaluator.evidence.collect import INJECTION_FINDINGS
 from evaluator.evidence.screencast import MAX_BITRATE
@@ -43,7 +42,7 @@ from evaluator.models import (
     ReasonCode,
 )
 from evaluator.run import make_run_spec
-from tests.support import APPS, require_docker
+from tests.support import APPS, require_docker, write_sweep
 
 pytestmark = [pytest.mark.browser, pytest.mark.docker]
 
@@ -259,15 +258,8 @@ def test_a_hostile_candidate_can_neither_stop_the_sweep_nor_go_unscored(tmp_path
                 target.write_text(CONTROL_HTML, encoding="utf-8")
             else:
                 shutil.copy(TAMPER / source, target)
-    queries = [{"id": qid, "brief": "A small app.", "domain": "tests", "leaf": "tamper", "difficulty": "easy",
-                "language": "en", "kind": "interactive_application"} for qid in ("q-1", "q-2")]
-    (tmp_path / "queries.yaml").write_text(json.dumps({"version": 1, "queries": queries}))
-    (tmp_path / "sweep.yaml").write_text(json.dumps({
-        "name": "hostile", "queries": "queries.yaml", "concurrency": 1, "run_timeout_s": 90,
-        "agent": {"max_steps": 3}, "sandbox": {"backend": "docker"},
-        "candidates": [{"id": "hostile", "answers": "answers/hostile"}, {"id": "honest", "answers": "answers/honest"}],
-    }))
-    sweep = load_sweep(tmp_path / "sweep.yaml")
+    sweep = write_sweep(tmp_path, ("q-1", "q-2"), candidates=("hostile", "honest"), name="hostile", run_timeout_s=90,
+                        agent={"max_steps": 3}, sandbox={"backend": "docker"})
     result = asyncio.run(run_sweep(sweep, tmp_path / "run", grid=GridOptions(scheduler="local", workers=1),
                                    max_infra_streak=1))
     outcomes = list(result.outcomes.values())
