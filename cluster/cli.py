@@ -32,7 +32,7 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
-from cluster.calibration.calibrate import SUITE, calibration_table, load_suite, measure, write_sweep
+from cluster.calibration.calibrate import SUITE, calibration_table, load_labels, load_suite, measure, write_sweep
 from cluster.calibration.twins import Operator
 from cluster.k8s.api import current_namespace
 from cluster.k8s.submit import (
@@ -399,7 +399,10 @@ def _add_calibrate(sub: _Commands) -> None:
     calibrate.add_argument("--apps", help="comma-separated app ids (default: the whole suite)")
     calibrate.add_argument("--operators", help=f"comma-separated operators (default all: "
                                                f"{', '.join(op.value for op in Operator)})")
-    calibrate.add_argument("--suite", type=Path, default=SUITE, help="suite directory (default: the built-in one)")
+    calibrate.add_argument("--suite", type=Path, default=SUITE,
+                           help="suite directory (default: the built-in one; fixtures/realapps: third-party apps)")
+    calibrate.add_argument("--split", choices=["all", "dev", "test"], default="all",
+                           help="a real-app suite's half: dev (tune on it) or test (never tune on it); default all")
     calibrate.add_argument("--run-dir", type=Path, default=Path("runs") / "calibration",
                            help="where the suite's runs and calibration.json go (default runs/calibration)")
     calibrate.add_argument("--workers", type=int, default=2, help="runs in flight at once (default 2)")
@@ -963,8 +966,18 @@ def _cmd_calibrate(args: argparse.Namespace, console: Console) -> int:
     if not 1 <= args.workers <= 32:
         raise ConfigError("--workers must be between 1 and 32")
     apps = load_suite(args.suite, args.apps.split(",") if args.apps else None)
+    if args.split != "all":
+        if all(app.split is None for app, _ in apps):
+            raise ConfigError(f"--split {args.split}: the suite at {args.suite} has no halves (its apps have no "
+                              "provenance); use it without --split")
+        apps = [(app, answer) for app, answer in apps if app.split == args.split]
     run_dir: Path = args.run_dir
-    path = write_sweep(apps, operators, run_dir / "suite", agent=agent, judge=judge, concurrency=args.workers)
+    path, unconfirmed = write_sweep(apps, operators, run_dir / "suite", agent=agent, judge=judge,
+                                    concurrency=args.workers, labels=load_labels(args.suite))
+    if unconfirmed:
+        console.print(f"[yellow]{len(unconfirmed)} versions left out:[/] their play-test label is missing, stale or "
+                      "does not confirm them (python -m cluster.calibration.playtest --suite SUITE --write labels "
+                      "them again)", highlight=False)
     sweep = load_sweep(path)
     if args.sandbox != "docker":
         sweep = Sweep(spec=sweep.spec.model_copy(update={"sandbox": sweep.spec.sandbox.model_copy(
@@ -973,7 +986,8 @@ def _cmd_calibrate(args: argparse.Namespace, console: Console) -> int:
                   f"agent {agent.policy} → {run_dir}", highlight=False)
     result = _run_with_progress(sweep, run_dir, GridOptions(scheduler=args.scheduler, workers=args.workers),
                                 console, no_progress=args.no_progress)
-    calibration = measure(result.outcomes.values(), run_dir, agent=agent, judge=judge)
+    calibration = measure(result.outcomes.values(), run_dir, agent=agent, judge=judge,
+                          suite=[app for app, _ in apps], unconfirmed=unconfirmed)
     (run_dir / "calibrations").mkdir(exist_ok=True)
     write_json_atomic(run_dir / "calibration.json", calibration)
     write_json_atomic(run_dir / "calibrations" / f"{calibration.key}.json", calibration)

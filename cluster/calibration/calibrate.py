@@ -27,7 +27,7 @@ from typing import Literal
 import cv2
 import numpy as np
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 from rich.table import Table
 
 from cluster.calibration.twins import EXCLUDED_BY, REQUIRES, Operator, make_twin
@@ -39,12 +39,40 @@ SUITE = Path(__file__).resolve().parents[2] / "fixtures" / "calibration"
 CANDIDATE = "calibration"
 ORIGINAL = "original"
 Feature = Literal["enter", "checkbox", "delete", "click", "keyboard", "canvas"]
+Style = Literal["forms_compute", "forms_store", "drag_drop", "sliders", "keyboard_game", "pointer_canvas",
+                "multi_view", "media_timers"]
+Split = Literal["dev", "test"]
+LABELS = "labels.yaml"
 # A functional twin's first screenshot may differ from its original's by rendering noise only.
 _SAME_SCREEN_MAX_CHANGED = 0.005
 
 
+class Provenance(BaseModel):
+    """Where a third-party app of the real-app suite comes from, and what was changed to run it offline."""
+
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+
+    package: str
+    """The npm package whose demo or example page the app is."""
+    version: str
+    license: str
+    files: list[str]
+    """Paths inside the package's tarball that were used."""
+    changes: list[str]
+    """Every change made to run it offline (inlined, dropped); never one of behaviour."""
+
+
+class Edit(BaseModel):
+    """One edit of a per-app twin: ``find`` occurs exactly once in the answer."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    find: str = Field(min_length=1)
+    replace: str
+
+
 class SuiteApp(BaseModel):
-    """One working app of the calibration suite: its query, its stack and the behaviours it has."""
+    """One working app of a calibration suite: its query, its stack and the behaviours it has."""
 
     model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
 
@@ -61,10 +89,40 @@ class SuiteApp(BaseModel):
     checklist: list[str] = Field(default_factory=list)
     features: list[Feature]
     """Behaviours the app has; an operator that breaks one the app lacks makes no twin of it."""
+    style: Style | None = None
+    """Interaction style (the real-app suite reports its measures per style)."""
+    provenance: Provenance | None = None
+    """Set for a third-party app; its package name decides the app's half of the suite."""
+    patches: dict[Operator, list[Edit]] = Field(default_factory=dict)
+    """The app's own twins for the patched operators (``core_dead``, ``wrong_result``, ``drop_dead``)."""
+
+    @field_validator("patches")
+    @classmethod
+    def _only_patched(cls, patches: dict[Operator, list[Edit]]) -> dict[Operator, list[Edit]]:
+        if generic := [op.value for op in patches if not op.patched]:
+            raise ValueError(f"{', '.join(generic)} are generic operators, not per-app patches")
+        return patches
+
+    @property
+    def split(self) -> Split | None:
+        """``test`` or ``dev`` by a hash of the package name (fixed, never chosen); None for a suite's own apps."""
+        if self.provenance is None:
+            return None
+        return "test" if int(sha256_bytes(self.provenance.package.encode())[:2], 16) % 2 else "dev"
+
+    def twin(self, answer: str, operator: Operator) -> str | None:
+        """``answer`` with ``operator`` applied, or None when it does not apply to this app."""
+        if operator.patched:
+            edits = self.patches.get(operator)
+            return _patched(self.id, operator, answer, edits) if edits else None
+        needs, immune = REQUIRES[operator], EXCLUDED_BY.get(operator)
+        if (needs is not None and needs not in self.features) or immune in self.features:
+            return None
+        return make_twin(answer, operator)
 
     def query(self, query_id: str | None = None) -> Query:
         """The app's query, under ``query_id`` (a twin's) or its own id."""
-        fields = self.model_dump(exclude={"stack", "features"})
+        fields = self.model_dump(exclude={"stack", "features", "style", "provenance", "patches"})
         return Query.model_validate({**fields, "id": query_id or self.id})
 
 
@@ -87,6 +145,21 @@ class OperatorScore(BaseModel):
     pairs: int
     correct: int
     accuracy: float | None
+
+
+class GroupScore(BaseModel):
+    """The measures on one group of apps (a half of the suite, or one interaction style in it)."""
+
+    apps: int
+    functional_pairs: int
+    functional_correct: int
+    functional_accuracy: float | None
+    auc: float | None
+    aesthetic_pairs: int
+    aesthetic_correct: int
+    aesthetic_accuracy: float | None
+    drift_max: float | None
+    drift_within_1: float | None
 
 
 class Calibration(BaseModel):
@@ -114,9 +187,68 @@ class Calibration(BaseModel):
     """Largest functional score change on an aesthetic twin (the function did not change)."""
     functional_drift_within_1: float | None
     """Share of aesthetic twins whose functional score moved by at most 1.0."""
+    groups: dict[str, GroupScore] = Field(default_factory=dict)
+    """Per half of the suite (``dev``, ``test``) and per ``<half>/<style>``, for a suite whose apps have them."""
     excluded: dict[str, int]
     """Pairs left out, by reason."""
     pairs: list[PairResult]
+
+
+def _patched(app: str, operator: Operator, answer: str, edits: list[Edit]) -> str:
+    for edit in edits:
+        if (count := answer.count(edit.find)) != 1:
+            raise ConfigError(f"{app}: a {operator.value} edit's find text occurs {count} times in the answer "
+                              f"(it must occur exactly once): {edit.find[:80]!r}")
+        answer = answer.replace(edit.find, edit.replace)
+    return answer
+
+
+class Label(BaseModel):
+    """What an app's play-test said of one version (the original or a twin)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    label: Literal["works", "broken"]
+    answer: str
+    """The first 12 hex digits of the version's answer hash: a label is stale once the answer changes."""
+    reason: str = ""
+    """Why the play-test failed, for a broken version."""
+
+
+def load_labels(root: Path) -> dict[str, dict[str, Label]] | None:
+    """The play-test labels of a suite (``labels.yaml``), or None for a suite without play-tests."""
+    path = root / LABELS
+    if not path.is_file():
+        return None
+    try:
+        raw = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        return {app: {name: Label.model_validate(label) for name, label in versions.items()}
+                for app, versions in raw.items()}
+    except (ValidationError, yaml.YAMLError, AttributeError) as exc:
+        raise ConfigError(f"{path}: not a labels file ({exc}); write it again with "
+                          "`python -m cluster.calibration.playtest --write`") from exc
+
+
+def versions(app: SuiteApp, answer: str, operators: Iterable[Operator]) -> list[tuple[str, str]]:
+    """(name, answer) of the original and of each twin that ``operators`` make of ``app``."""
+    made: list[tuple[str, str]] = [(ORIGINAL, answer)]
+    for op in operators:
+        if (text := app.twin(answer, op)) is not None:
+            made.append((op.value, text))
+    return made
+
+
+def confirmed(labels: dict[str, dict[str, Label]] | None, app: str, name: str, text: str) -> bool:
+    """Whether a version joins the sweep: every version of a suite without play-tests does; with them, an
+    original its play-test passes and a functional twin its play-test fails, on this very answer. An aesthetic
+    twin keeps the function by construction and is not play-tested (a drag aimed at a styled layout may miss
+    the unstyled one)."""
+    if labels is None or (name != ORIGINAL and Operator(name).aesthetic):
+        return True
+    label = labels.get(app, {}).get(name)
+    if label is None or label.answer != sha256_bytes(text.encode())[:12]:
+        return False
+    return label.label == ("works" if name == ORIGINAL else "broken")
 
 
 def load_suite(root: Path = SUITE, only: Iterable[str] | None = None) -> list[tuple[SuiteApp, str]]:
@@ -147,21 +279,24 @@ def load_suite(root: Path = SUITE, only: Iterable[str] | None = None) -> list[tu
 
 
 def write_sweep(apps: list[tuple[SuiteApp, str]], operators: Iterable[Operator], work: Path, *,
-                agent: AgentConfig, judge: JudgeConfig, concurrency: int) -> Path:
-    """Write the suite as a sweep under ``work`` (queries, answers, sweep file); return the sweep file."""
+                agent: AgentConfig, judge: JudgeConfig, concurrency: int,
+                labels: dict[str, dict[str, Label]] | None = None) -> tuple[Path, list[str]]:
+    """Write the suite as a sweep under ``work`` (queries, answers, sweep file).
+
+    Returns the sweep file and the versions left out because their play-test label does not confirm them
+    (``<app>.<version>``; always empty without ``labels``).
+    """
     answers = work / "answers" / CANDIDATE
     answers.mkdir(parents=True, exist_ok=True)
     queries: list[dict[str, object]] = []
+    unconfirmed: list[str] = []
+    operators = list(operators)
     for app, answer in apps:
         # A run is keyed by its query, not by its answer: the answer's hash in the query id makes an edited
         # app (or operator) run again instead of reusing the outcome of its previous version.
-        versions: list[tuple[str, str | None]] = [(ORIGINAL, answer)]
-        for op in operators:
-            needs, immune = REQUIRES[op], EXCLUDED_BY.get(op)
-            applies = (needs is None or needs in app.features) and immune not in app.features
-            versions.append((op.value, make_twin(answer, op) if applies else None))
-        for name, text in versions:
-            if text is None:
+        for name, text in versions(app, answer, operators):
+            if not confirmed(labels, app.id, name, text):
+                unconfirmed.append(f"{app.id}.{name}")
                 continue
             query_id = f"{app.id}.{name}.{sha256_bytes(text.encode())[:8]}"
             (answers / f"{query_id}.md").write_text(text, encoding="utf-8")
@@ -174,11 +309,16 @@ def write_sweep(apps: list[tuple[SuiteApp, str]], operators: Iterable[Operator],
              "concurrency": concurrency}
     path = work / "sweep.yaml"
     path.write_text(yaml.safe_dump(sweep, sort_keys=False), encoding="utf-8")
-    return path
+    return path, unconfirmed
 
 
-def measure(outcomes: Iterable[Outcome], run_dir: Path, *, agent: AgentConfig, judge: JudgeConfig) -> Calibration:
-    """The calibration measures from a finished suite sweep's outcomes (and its evidence, for the screen check)."""
+def measure(outcomes: Iterable[Outcome], run_dir: Path, *, agent: AgentConfig, judge: JudgeConfig,
+            suite: Iterable[SuiteApp] = (), unconfirmed: Iterable[str] = ()) -> Calibration:
+    """The calibration measures from a finished suite sweep's outcomes (and its evidence, for the screen check).
+
+    ``suite``: the apps, for the measures per half and style of a suite whose apps have them; ``unconfirmed``:
+    versions their play-test did not confirm (counted among the pairs left out).
+    """
     by_version: dict[tuple[str, str], Outcome] = {}
     for outcome in outcomes:
         app, name, _ = outcome.query_id.split(".")
@@ -197,30 +337,57 @@ def measure(outcomes: Iterable[Outcome], run_dir: Path, *, agent: AgentConfig, j
               and not _same_first_screen(run_dir, original, twin)):
             pair.excluded = "first screenshot differs from the original's"
         pairs.append(pair)
-    counted = [p for p in pairs if p.excluded is None]
-    functional = [p for p in counted if not p.operator.aesthetic]
-    aesthetic = [p for p in counted if p.operator.aesthetic]
-    drift = [abs(p.twin[0] - p.original[0]) for p in aesthetic if p.twin and p.original]
-    working = [s[0] for a in apps if (s := _scores(by_version[(a, ORIGINAL)])) is not None]
-    broken = [p.twin[0] for p in functional if p.twin]
+    working = {a: s[0] for a in apps if (s := _scores(by_version[(a, ORIGINAL)])) is not None}
+    overall = _group_score(pairs, working)
     versions = {o.judge_label for o in by_query.values() if o.judge_label}
     version = stored_judge_version(run_dir, by_query.values()) or ", ".join(sorted(versions)) or judge.name
     excluded: dict[str, int] = defaultdict(int)
     for p in pairs:
         if p.excluded:
             excluded[p.excluded] += 1
+    if skipped := len(list(unconfirmed)):
+        excluded["not confirmed by the app's play-test"] = skipped
+    counted = [p for p in pairs if p.excluded is None]
     return Calibration(
         key=content_key("calibration", version, judge.model_dump(mode="json"), agent.model_dump(mode="json")),
         judge_version=version, judge=judge, agent=agent, apps=len(apps),
-        functional_pairwise_accuracy=_accuracy(functional, 0),
-        functional_per_operator=_per_operator(functional, 0),
-        auc=_auc(working, broken),
-        aesthetic_twin_accuracy=_accuracy(aesthetic, 1),
-        aesthetic_per_operator=_per_operator(aesthetic, 1),
-        functional_drift_max=round(max(drift), 2) if drift else None,
-        functional_drift_within_1=round(sum(d <= 1.0 for d in drift) / len(drift), 4) if drift else None,
+        functional_pairwise_accuracy=overall.functional_accuracy,
+        functional_per_operator=_per_operator([p for p in counted if not p.operator.aesthetic], 0),
+        auc=overall.auc,
+        aesthetic_twin_accuracy=overall.aesthetic_accuracy,
+        aesthetic_per_operator=_per_operator([p for p in counted if p.operator.aesthetic], 1),
+        functional_drift_max=overall.drift_max,
+        functional_drift_within_1=overall.drift_within_1,
+        groups=_groups(pairs, working, list(suite)),
         excluded=dict(excluded), pairs=pairs,
     )
+
+
+def _group_score(pairs: list[PairResult], working: dict[str, float]) -> GroupScore:
+    counted = [p for p in pairs if p.excluded is None]
+    functional = [p for p in counted if not p.operator.aesthetic]
+    aesthetic = [p for p in counted if p.operator.aesthetic]
+    drift = [abs(p.twin[0] - p.original[0]) for p in aesthetic if p.twin and p.original]
+    return GroupScore(
+        apps=len(working), functional_pairs=len(functional),
+        functional_correct=sum(_lower(p, 0) for p in functional), functional_accuracy=_accuracy(functional, 0),
+        auc=_auc(list(working.values()), [p.twin[0] for p in functional if p.twin]),
+        aesthetic_pairs=len(aesthetic), aesthetic_correct=sum(_lower(p, 1) for p in aesthetic),
+        aesthetic_accuracy=_accuracy(aesthetic, 1),
+        drift_max=round(max(drift), 2) if drift else None,
+        drift_within_1=round(sum(d <= 1.0 for d in drift) / len(drift), 4) if drift else None)
+
+
+def _groups(pairs: list[PairResult], working: dict[str, float], suite: list[SuiteApp]) -> dict[str, GroupScore]:
+    """Measures per half (``dev``, ``test``) and per ``<half>/<style>``, for apps that have them."""
+    members: dict[str, set[str]] = defaultdict(set)
+    for app in suite:
+        if app.split is not None:
+            members[app.split].add(app.id)
+            if app.style is not None:
+                members[f"{app.split}/{app.style}"].add(app.id)
+    return {name: _group_score([p for p in pairs if p.app in ids], {a: s for a, s in working.items() if a in ids})
+            for name, ids in sorted(members.items())}
 
 
 def _scores(outcome: Outcome) -> tuple[float, float] | None:
@@ -297,6 +464,14 @@ def calibration_table(calibration: Calibration) -> Table:
     table.add_row("functional drift on aesthetic twins", "max |Δ|", "", "", _fmt(calibration.functional_drift_max))
     for reason, count in calibration.excluded.items():
         table.add_row(f"left out: {reason}", "", str(count), "", "")
+    if calibration.groups:
+        table.add_section()
+    for name, group in calibration.groups.items():
+        table.add_row(f"{name} ({group.apps} apps)", "functional", str(group.functional_pairs),
+                      str(group.functional_correct), _fmt(group.functional_accuracy))
+        table.add_row("", "AUC", "", "", _fmt(group.auc))
+        table.add_row("", "aesthetic", str(group.aesthetic_pairs), str(group.aesthetic_correct),
+                      _fmt(group.aesthetic_accuracy))
     return table
 
 

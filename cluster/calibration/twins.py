@@ -10,6 +10,8 @@ the app and applies as well to apps nobody here wrote.
   instead deletes the app's own scripts (CDN libraries stay), which leaves a script-rendered app blank.
 - Aesthetic operators damage the design and leave the function: every stylesheet switched off, the layout
   forced to 1400 px, text contrast collapsed.
+- Patched operators (the core action dead, a wrong result, a dead drop) have no generic form on apps nobody
+  here wrote: each app of the real-app suite records its own edit, and its play-test confirms the break.
 """
 
 from __future__ import annotations
@@ -45,6 +47,17 @@ class Operator(StrEnum):
     """The layout is forced to a fixed 1400 px width."""
     CONTRAST_COLLAPSED = "contrast_collapsed"
     """Text is drawn in nearly its background colour."""
+    CORE_DEAD = "core_dead"
+    """The app's core action does nothing (a per-app patch from the suite's record)."""
+    WRONG_RESULT = "wrong_result"
+    """The app shows a wrong result (a per-app patch)."""
+    DROP_DEAD = "drop_dead"
+    """A drag's drop, or a move, does nothing (a per-app patch)."""
+
+    @property
+    def patched(self) -> bool:
+        """Whether the twin comes from a per-app patch in the suite's record, not from a generic mutation."""
+        return self in _PATCHED
 
     @property
     def aesthetic(self) -> bool:
@@ -53,6 +66,7 @@ class Operator(StrEnum):
 
 
 _AESTHETIC = frozenset({Operator.CSS_REMOVED, Operator.FIXED_WIDTH, Operator.CONTRAST_COLLAPSED})
+_PATCHED = frozenset({Operator.CORE_DEAD, Operator.WRONG_RESULT, Operator.DROP_DEAD})
 FUNCTIONAL_OPERATORS = tuple(op for op in Operator if not op.aesthetic)
 AESTHETIC_OPERATORS = tuple(op for op in Operator if op.aesthetic)
 
@@ -69,6 +83,9 @@ REQUIRES: dict[Operator, str | None] = {
     Operator.CSS_REMOVED: None,
     Operator.FIXED_WIDTH: None,
     Operator.CONTRAST_COLLAPSED: None,
+    Operator.CORE_DEAD: None,
+    Operator.WRONG_RESULT: None,
+    Operator.DROP_DEAD: None,
 }
 
 # A feature that makes an operator's twin no different from the original: a canvas game draws without
@@ -102,8 +119,11 @@ def make_twin(answer: str, operator: Operator) -> str | None:
     """The answer with ``operator`` applied, or ``None`` when it does not apply to this answer.
 
     The first code fence that holds the app (an HTML page, a JSX/TSX component or a Vue SFC) is changed;
-    the prose around it is kept, so the twin reads like the original answer.
+    the prose around it is kept, so the twin reads like the original answer. A patched operator has no
+    generic form: its twin comes from the app's record (:meth:`SuiteApp.twin`).
     """
+    if operator.patched:
+        return None
     for match in _FENCE.finditer(answer):
         body = match.group("body")
         changed = _mutate(body, _fence_kind(match.group("info"), body), operator)

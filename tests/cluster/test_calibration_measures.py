@@ -86,7 +86,7 @@ def test_the_built_in_suite_is_valid_and_broad() -> None:
 
 def test_the_suite_becomes_one_sweep_with_a_query_per_app_and_applicable_twin(tmp_path: Path) -> None:
     apps = load_suite(SUITE, ["cal-snake-vanilla", "cal-pantry-vanilla"])
-    sweep = write_sweep(apps, list(Operator), tmp_path, agent=AGENT, judge=JUDGE, concurrency=2)
+    sweep, _ = write_sweep(apps, list(Operator), tmp_path, agent=AGENT, judge=JUDGE, concurrency=2)
     answers = sorted(p.name.split(".")[1] for p in (tmp_path / "answers" / "calibration").iterdir()
                      if p.name.startswith("cal-snake-vanilla."))
     # a canvas game has no twin for the operators it is immune to or has no feature for
