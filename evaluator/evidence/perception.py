@@ -19,6 +19,7 @@ from evaluator.evidence.accessibility import audit_accessibility
 from evaluator.evidence.bundle import EvidenceWriter
 from evaluator.evidence.console import PageLog
 from evaluator.evidence.probes import page_facts, probe_image, wait_for_render
+from evaluator.evidence.settle import RequestsInFlight
 from evaluator.models import CapHit
 
 _FULL_PAGE_MAX_HEIGHT = 6000
@@ -41,12 +42,13 @@ async def load(page: Page, url: str) -> tuple[dict[str, Any], CDPSession]:
     it is really rendered; returns load timings and the session that holds it still."""
     started = time.monotonic()
     error = None
+    requests = RequestsInFlight(page)
     try:
         await page.goto(url, wait_until="load", timeout=_NAVIGATION_TIMEOUT_MS)
     except Exception as exc:  # noqa: BLE001 - a page that never finishes loading is evidence, not a crash
         error = f"{type(exc).__name__}: {str(exc)[:300]}"
     loaded = time.monotonic() - started
-    still = await first_look(page)
+    still = await first_look(page, requests)
     settle = await wait_for_render(page)
     return {"load_s": round(loaded, 3), "settle_s": round(settle.seconds, 3), "layout_stable": settle.stable,
             "navigation_error": error, **await _navigation_timing(page)}, still

@@ -35,12 +35,15 @@ class RequestsInFlight:
 
     def __init__(self, page: Page) -> None:
         self._started: dict[Request, float] = {}
+        self.count = 0
+        """Requests started so far."""
         page.on("request", self._start)
         page.on("requestfinished", self._end)
         page.on("requestfailed", self._end)
 
     def _start(self, request: Request) -> None:
         self._started[request] = time.time()
+        self.count += 1
 
     def _end(self, request: Request) -> None:
         self._started.pop(request, None)
@@ -48,6 +51,11 @@ class RequestsInFlight:
     def since(self, mark: float) -> int:
         """How many requests started at or after ``mark`` (``time.time()``) are still in flight."""
         return sum(1 for started in self._started.values() if started >= mark)
+
+    async def finished(self, deadline: float) -> None:
+        """Return once no request is in flight, or at ``deadline`` (``time.monotonic()``)."""
+        while self._started and time.monotonic() < deadline:
+            await asyncio.sleep(0.01)
 
 
 _SETTLE_STATE = f"() => ({page_script('settle_state')})({page_script('layout_signature')})"
