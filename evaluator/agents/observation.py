@@ -52,10 +52,29 @@ class ElementInfo(_Wire):
     """``min`` attribute."""
     max: str = ""
     """``max`` attribute."""
+    step: str = ""
+    """``step`` attribute (trace format 4)."""
+    inputmode: str = ""
+    """``inputmode`` attribute: ``numeric`` or ``decimal`` asks for a number in a text field (trace format 4)."""
+    pattern: str = ""
+    """``pattern`` attribute, cut at 80 characters (trace format 4)."""
+    drop: str = ""
+    """For an item a person drags (a board's card, a sortable list's row): CSS path of where the explorer drops
+    it, another container like its own, or its own list (trace format 4)."""
+    drop_within: bool = False
+    """The drop is within the item's own list (a reorder), not into another container (trace format 4)."""
+    clickable: bool = True
+    """False for an item found only as something to drag: it is dragged, not clicked (trace format 4)."""
+    value: str = ""
+    """A text field's value when the step was observed, cut at 80 characters (trace format 4)."""
+    hint: str = ""
+    """What a field asks for, in the words beside it: its labels, placeholder, name, id and title, or the text
+    just before it; lower case (trace format 4)."""
     intent: str = ""
     """What the control is for, when the explorer treats it specially: ``delete`` (its name says it removes
     something: a probe checks that its item goes), ``choice`` (one of a group of options of which one is
-    current, a filter or a tab: the current one rightly does nothing) (trace format 3)."""
+    current, a filter or a tab: the current one rightly does nothing) (trace format 3), ``slider`` (a slider
+    widget's thumb, dragged along its track) (trace format 4)."""
     item: str = ""
     """CSS path of the list item or row the control belongs to (for a delete control without one: the nearest
     ancestor that holds more than the control), empty when none (trace format 3)."""
@@ -93,7 +112,8 @@ class Effect(StrEnum):
 
     Trace format 3 (collector-6) adds, all with defaults so older traces still load: the element's
     ``intent``, ``item``, ``shape``, ``reveal``, ``dblclick`` and ``created``; the result's ``expected`` and
-    ``expectation_met``; the ``dblclick`` action.
+    ``expectation_met``; the ``dblclick`` action. Trace format 4 (collector-10) adds the element's ``step``,
+    ``inputmode``, ``pattern``, ``hint``, ``value``, ``drop``, ``drop_within`` and ``clickable``.
     """
 
     ERROR = "error"

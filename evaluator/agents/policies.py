@@ -7,6 +7,7 @@ coverage gate and the budget; a policy only chooses.
 
 from __future__ import annotations
 
+import re
 from collections import deque
 from dataclasses import dataclass, field
 from typing import Protocol
@@ -48,6 +49,31 @@ _EDITED_TEXT = "Edited item 3"
 # A canvas is pressed (a click) and dragged across (a stroke): drawing apps and board games answer one of them.
 # The stroke stays inside the canvas: at most 0.4 of its width from a point near its centre.
 _CANVAS_DRAG_PX = 120.0
+_SLIDER_DRAG_PX = 80.0
+# What a field asks for by its words: numbers in a size a person would use (a loan, not 42 dollars; a rate of
+# 5 %), and the values of fields whose type says nothing (a colour, an expression, a date in a text field).
+_ASKED: tuple[tuple[re.Pattern[str], str], ...] = tuple((re.compile(words), value) for words, value in (
+    (r"\b(loan|principal|mortgage|salary|income|savings|deposit|investment|home price|house price)\b", "25000"),
+    (r"\b(rate|interest|apr|percent|tip|tax|discount)\b|%", "5"),
+    (r"\b(years?|term|duration)\b", "10"),
+    (r"\bmonths?\b", "24"),
+    (r"\b(age)\b", "34"),
+    (r"\b(weight|kg|lbs?|pounds)\b", "70"),
+    (r"\b(height|cm)\b", "175"),
+    (r"\b(temperature|celsius|fahrenheit|°[cf])\b", "25"),
+    (r"\b(people|persons|guests|quantity|qty|count|servings|players)\b", "4"),
+    (r"\b(amount|price|cost|bill|total|budget|value|sum|fee)\b|[$€£¥]", "120"),
+    (r"\bcolou?rs?\b", "#3366cc"),
+    (r"\b(expression|formula|equation|calculation)\b", "2 + 3 * 4"),
+    (r"\be-?mail\b", "ada.lovelace@example.com"),
+    (r"\b(phone|telephone|mobile)\b", "5550100"),
+    (r"\b(url|website|web site|link)\b", "https://example.org"),
+    (r"\bdates?\b", "2025-06-14"),
+    (r"\b(city|town)\b", "Lisbon"),
+))
+_NUMBER = re.compile(r"[-+]?\d[\d\s,.]*")
+"""A field already holding a number asks for another."""
+_NAME_HINT = re.compile(r"\b(name|author|owner|assignee)\b")
 _TEXT_VALUES = {
     "email": "ada.lovelace@example.com",
     "password": "Correct-Horse-42",
@@ -372,8 +398,14 @@ def _actions_for(element: ElementInfo, origin: str) -> list[Action]:
         return [Action(kind=ActionKind.SELECT, element=element.index, text=choice)]
     if tag == "input" and kind == "range":
         return [Action(kind=ActionKind.CLICK, element=element.index, amount=0.75)]
+    if element.intent == "slider":  # a slider widget's thumb: dragged along its track, as a hand moves it
+        return [Action(kind=ActionKind.DRAG, element=element.index, amount=_SLIDER_DRAG_PX)]
     if tag == "textarea" or (tag == "input" and kind not in _CLICKED_INPUTS):
         return [Action(kind=ActionKind.TYPE, element=element.index, text=_value_for(element))]
+    if element.drop:
+        why = "reorder the item in its list" if element.drop_within else "drag the item to the next list"
+        drag = Action(kind=ActionKind.DRAG, element=element.index, reason=why)
+        return [drag, Action(kind=ActionKind.CLICK, element=element.index)] if element.clickable else [drag]
     if tag == "canvas":
         return [Action(kind=ActionKind.CLICK, element=element.index),
                 Action(kind=ActionKind.DRAG, element=element.index, amount=min(_CANVAS_DRAG_PX, element.width * 0.4))]
@@ -383,17 +415,47 @@ def _actions_for(element: ElementInfo, origin: str) -> list[Action]:
 
 
 def _value_for(element: ElementInfo) -> str:
-    if element.type == "number":
-        try:
-            low = float(element.min) if element.min else None
-            high = float(element.max) if element.max else None
-        except ValueError:
-            low = high = None
-        if low is not None and high is not None and high >= low:
-            middle = low + (high - low) * 0.6
-            return str(int(middle)) if middle == int(middle) else f"{middle:.1f}"
-        if low is not None and low > 42:
-            return str(int(low) + 1)
-    if element.type in _TEXT_VALUES:
+    """What a person would type: what the field's type asks for; a number where its words, ``inputmode``,
+    ``pattern`` or value ask for one (an amount, a rate, years, within its range and step); the value the page
+    put in it (an expression, a colour: the page's own example); else what its words ask for, or a line of text."""
+    asked = next((value for words, value in _ASKED if words.search(element.hint)), None)
+    if element.type in _TEXT_VALUES and element.type != "number":
         return _TEXT_VALUES[element.type]
+    numeric = (element.type == "number" or element.inputmode in ("numeric", "decimal")
+               or bool(re.fullmatch(r"[\\d\[\]\-+.,*{}()?^$|0-9]+", element.pattern or "x"))
+               or bool(_NUMBER.fullmatch(element.value)))
+    if numeric:
+        return _in_range(element, asked if asked is not None and _NUMBER.fullmatch(asked) else "42")
+    if element.value.strip():
+        return element.value
+    if asked is not None:
+        return asked
+    if _NAME_HINT.search(element.hint):
+        return "Ada Lovelace"
     return "Test item 7"
+
+
+def _in_range(element: ElementInfo, preferred: str) -> str:
+    """``preferred`` if the field's min, max and step allow it, else a value on its step 60 % up its range."""
+    try:
+        low = float(element.min) if element.min else None
+        high = float(element.max) if element.max else None
+        step = float(element.step) if element.step and element.step != "any" else None
+    except ValueError:
+        return preferred
+    if step is None and element.type == "number" and element.step != "any":
+        step = 1.0  # a number field's default step
+    base = low or 0.0
+    value = float(preferred)
+    on_step = step is None or step <= 0 or abs((value - base) / step - round((value - base) / step)) < 1e-6
+    if (low is None or value >= low) and (high is None or value <= high) and on_step:
+        return preferred
+    if low is not None and high is not None and high >= low:
+        value = low + (high - low) * 0.6
+    elif low is not None:
+        value = low + 1
+    if step is not None and step > 0:
+        value = base + round((value - base) / step) * step
+        if high is not None and value > high:
+            value -= step
+    return str(int(value)) if value == int(value) else f"{value:.4g}"

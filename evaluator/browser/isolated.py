@@ -32,6 +32,7 @@ _GROUP = "evalgrid-marks"
 _TARGETS = "evalgrid-targets"
 _CLICK = frozenset({"click", "mousedown", "mouseup", "pointerdown", "pointerup", "touchstart"})
 _PRESS = frozenset({"mousedown", "pointerdown"})
+_DRAG = frozenset({"dragstart", "dragover", "dragenter", "drop"})
 _KEYS = frozenset({"keydown", "keyup", "keypress"})
 _MAX_MARKED = 600
 """Elements with listeners handed to a script, in document order: each costs one CDP round trip the first time it
@@ -178,6 +179,8 @@ def _kind(listener: dict[str, Any]) -> set[str]:
         kinds.add("press")
     if event == "dblclick":
         kinds.add("dblclick")
+    if event in _DRAG:
+        kinds.add("drag")
     if event in _KEYS and not listener.get("useCapture"):
         kinds.add("keys")
     return kinds

@@ -86,6 +86,14 @@ _SINGLE_LINE = frozenset({"", "text", "search", "email", "url", "tel", "password
 _REMOVAL_WAIT_S = 1.0
 _DELETE_EXPECTED = "the item is removed"
 _TICK_EXPECTED = "the item is ticked (its checked state, a class, aria-* or a counter changes)"
+_MOVE_EXPECTED = "the item is in the list it was dropped on"
+_REORDER_EXPECTED = "the item has a new place in its list"
+# The text of a dragged item (its longest line), and the text of the list it is dropped on.
+_DRAG_TEXTS_JS = """([item, drop]) => {
+  const one = document.querySelector(item), list = document.querySelector(drop);
+  const lines = one ? (one.innerText || '').split('\\n').map((t) => t.trim()).filter(Boolean) : [];
+  return [lines.sort((a, b) => b.length - a.length)[0] || '', list ? list.innerText || '' : ''];
+}"""
 # The text that names a delete control's item: its item's text without the control's own.
 _ITEM_TEXT_JS = """([item, control]) => {
   const row = document.querySelector(item), own = document.querySelector(control);
@@ -203,6 +211,13 @@ class _Pending:
     """For a canvas: the box (x0, y0, x1, y1, viewport px) the pointer went through, pressed."""
     item_text: str | None = None
     """For a delete probe: the text of the item it should remove (None: not a probe, or no item to tell by)."""
+    drag: tuple[str, str] | None = None
+    """For an item dragged to its drop place: its text and the drop list's text before the drag."""
+    scroll: tuple[float, float] | None = None
+    """For a key pressed on the page: the page's scroll position before it, restored before the effect is
+    measured (see :meth:`Interaction._unscroll`)."""
+    scrolled: bool = False
+    """The key scrolled the page (the browser's default action, undone before measuring)."""
 
 
 class Interaction:
@@ -371,6 +386,8 @@ class Interaction:
         else:
             changed = dom or visual
             detail = "" if changed else "nothing observable changed"
+        if pending.scrolled and not changed:
+            detail = "the key only scrolled the page (the browser's default action, undone): the app did nothing"
         moved = facts.get("url") != before.get("url")
         effect = (Effect.ERROR if errors else Effect.TYPED_TEXT if typed else Effect.COUNT if count
                   else Effect.DOM if markup else Effect.NAVIGATION if moved and changed
@@ -380,6 +397,11 @@ class Interaction:
         if (target is not None and target.item and pending.action.kind is ActionKind.CLICK
                 and (target.type == "checkbox" or target.role in ("checkbox", "switch"))):
             expected, met = _TICK_EXPECTED, dom or markup or count
+        if pending.drag is not None and target is not None:
+            expected, met = await self._moved(target, pending.drag)
+            if not met:
+                detail = f"the item {pending.drag[0][:60]!r} was dropped but did not move" + (
+                    "" if changed else "; nothing changed")
         if pending.item_text is not None:
             expected = _DELETE_EXPECTED
             if any(e["kind"] == "dialog" for e in self._log.since(pending.start_wall)):
@@ -392,6 +414,15 @@ class Interaction:
         return ActionResult(status=ResultStatus.CHANGED if changed else ResultStatus.NO_CHANGE, dom_changed=dom,
                             visual_changed=visual, errors=errors, detail=detail, effect=effect,
                             idle_changed=moving, expected=expected, expectation_met=met)
+
+    async def _moved(self, target: ElementInfo, drag: tuple[str, str]) -> tuple[str, bool]:
+        """What a drag was expected to do, and whether it did: the item's text now in the other list, or its
+        own list's text in another order."""
+        item, before = drag
+        _, after = await evaluate(self._page, _DRAG_TEXTS_JS, [target.selector, target.drop])
+        if target.drop_within:
+            return _REORDER_EXPECTED, after != before and item in after
+        return _MOVE_EXPECTED, after.count(item) > before.count(item)
 
     @staticmethod
     def _near_pointer(pending: _Pending, after: bytes) -> bool:
@@ -445,6 +476,8 @@ class Interaction:
         if target is not None:
             self._exercised.update((target.selector, control_shape(target)))
         await self._settle(pending.start_wall)
+        if pending.scroll is not None:
+            pending.scrolled = await self._unscroll(pending.scroll)
         if pending.item_text is not None and pending.result is None and pending.pre_facts is not None:
             await self._await_removal(pending.item_text, pending.pre_facts["text"].count(pending.item_text))
         if not self._page.url.startswith(self._origin):
@@ -552,6 +585,9 @@ class Interaction:
             await self._idle_control(pending, clip=await _box(page, target.selector))
         if action.kind is ActionKind.CLICK and target.intent == "delete" and target.item:
             pending.item_text = await evaluate(page, _ITEM_TEXT_JS, [target.item, target.selector]) or None
+        if action.kind is ActionKind.DRAG and target.drop and action.to_element is None:
+            text, list_text = await evaluate(page, _DRAG_TEXTS_JS, [target.selector, target.drop])
+            pending.drag = (str(text), str(list_text)) if text else None
         pending.start_wall = time.time()
 
     async def _note_state(self, pending: _Pending) -> None:
@@ -613,9 +649,24 @@ class Interaction:
         await self._note_state(pending)
         if target is None:
             await self._idle_control(pending)
+            pending.scroll = await _scroll_position(page)
         pending.start_wall = time.time()
         self._input.last_input_wall = time.time()
         await page.keyboard.press(action.text or "Enter")
+
+    async def _unscroll(self, scroll: tuple[float, float]) -> bool:
+        """Put the page back where it was scrolled before a key pressed on it.
+
+        Space and the arrow keys scroll a page that listens for nothing: the browser's default action, not the
+        app's response. Measured in the same scroll position, a key is judged by what the app did; a game that
+        answers the key (and cancels the scroll) is unaffected.
+        """
+        if await _scroll_position(self._page) == scroll:
+            return False
+        await evaluate(self._page, "([x, y]) => window.scrollTo({left: x, top: y, behavior: 'instant'})",
+                       list(scroll))
+        await wait_for_render(self._page, timeout_s=_SETTLE_TIMEOUT_S)
+        return True
 
     async def _idle_control(self, pending: _Pending, *, clip: Any = None) -> None:
         """The control for input judged by pixels (keys on the page, a canvas): the same interval with no input.
@@ -658,12 +709,38 @@ class Interaction:
                 pending.result = ActionResult(status=ResultStatus.FAILED, detail="the drop target is not visible")
                 return
             to_x, to_y = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
+        elif pending.target is not None and pending.target.drop:
+            place = await self._drop_place(pending.target)
+            if place is None:
+                pending.result = ActionResult(status=ResultStatus.FAILED, detail="the list to drop on is not visible")
+                return
+            to_x, to_y = place
         else:
             to_x, to_y = x + (action.amount if action.amount is not None else 100.0), y
         await self._page.mouse.down()
         self._input.last_input_wall = time.time()
+        # A person's drag starts with a small move and ends with a short hover over the place: drag libraries
+        # wait for a few pixels of movement before they pick an item up, and place it on the last moves.
+        await self._input.move_to(x + 6, y + 6)
+        await asyncio.sleep(0.05)
         await self._input.move_to(to_x, to_y)
+        await self._input.move_to(to_x + 3, to_y + 3)
+        await asyncio.sleep(0.1)
         await self._page.mouse.up()
+
+    async def _drop_place(self, target: ElementInfo) -> tuple[float, float] | None:
+        """Where an item is dropped, in the viewport: the middle of another list, or the far end of its own
+        (the top for an item in the lower half, where a drop at the bottom could leave it in place)."""
+        box = await _box(self._page, target.drop)
+        item = await _box(self._page, target.selector)
+        if box is None or item is None:
+            return None
+        size = self._page.viewport_size or _VIEWPORTS["desktop"]
+        y = box["y"] + box["height"] / 2
+        if target.drop_within:
+            lower = item["y"] + item["height"] / 2 > y
+            y = box["y"] + 4 if lower else box["y"] + box["height"] - 4
+        return box["x"] + box["width"] / 2, min(max(y, 6.0), size["height"] - 6.0)
 
     def fallback_summary(self, error: str) -> AgentSummary:
         """Summary of a run the page cut short (crash, hang): what was done before it broke."""
@@ -689,6 +766,11 @@ class Interaction:
                    f"{self._exercised_count()} of {len(self._salient)} salient controls exercised.")
         return AgentSummary(actions_performed=actions, observations=observations or ["no problem observed"],
                             overall_observation=overall)
+
+
+async def _scroll_position(page: Page) -> tuple[float, float]:
+    x, y = await evaluate(page, "() => [Math.round(window.scrollX), Math.round(window.scrollY)]")
+    return float(x), float(y)
 
 
 def _most_changed_pixels(shots: Sequence[bytes], region: tuple[int, int, int, int] | None = None) -> int:

@@ -1,7 +1,8 @@
 """The heuristic judge: functional and aesthetic scores from measured evidence only.
 
-Its deduction table is the package data file ``rubrics/heuristic-v3.yaml``: v2's deductions, and in place of
-v2's bonuses the design qualities measured by ``evaluator.evidence.design`` (``v2``, and ``v1`` without the rows for
+Its deduction table is the package data file ``rubrics/heuristic-v4.yaml``: v3's table with keys charged only on
+keyboard apps and no "share of dead controls" rule; v3 has v2's deductions, and in place of v2's bonuses the
+design qualities measured by ``evaluator.evidence.design`` (``v3``, ``v2``, and ``v1`` without the rows for
 Enter submission and key presses, stay for rejudging old verdicts). Every deduction
 becomes a failure attribution citing the evidence (file, step, video time), and every quality a criterion
 citing its measured value. Every verdict is labelled heuristic, so no one mistakes it for a model's judgement.
@@ -10,6 +11,7 @@ citing its measured value. Every verdict is labelled heuristic, so no one mistak
 from __future__ import annotations
 
 import functools
+import re
 from collections import defaultdict
 from dataclasses import dataclass, field
 from importlib import resources
@@ -45,6 +47,11 @@ _JUDGED_KINDS = ("click", "dblclick", "drag", "select", "type")
 """Actions on a control whose effect is judged per control (presses are judged by _submissions and _keys)."""
 _PHONE_WIDTH = 390
 _CORE_INEFFECTIVE_SHARE = 0.5
+# A brief that asks for keys: a game's arrows, a calculator that takes the keyboard, shortcuts.
+_KEYS_IN_BRIEF = re.compile(r"\b(arrow keys?|arrows|keyboard|WASD|space ?bar|hot ?keys?|shortcuts?|key ?presses|"
+                            r"keys? to (move|play|steer|control|navigate))\b", re.I)
+_KEYS_BY_TEXT = "text"
+"""The explorer's reason for pressing keys when the page's text asks for them (``Observation.keyboard``)."""
 
 
 @functools.cache
@@ -55,7 +62,7 @@ def _rubric_text(version: str) -> str:
     return path.read_text(encoding="utf-8")
 
 
-DEFAULT_RUBRIC = "heuristic-v3"
+DEFAULT_RUBRIC = "heuristic-v4"
 """The rubric a judge built without one uses."""
 
 
@@ -115,7 +122,7 @@ class HeuristicOptions(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
     rubric: str = DEFAULT_RUBRIC
-    """The deduction table, a file under ``evaluator/rubrics/`` (``heuristic-v1`` .. ``heuristic-v3``)."""
+    """The deduction table, a file under ``evaluator/rubrics/`` (``heuristic-v1`` .. ``heuristic-v4``)."""
 
 
 judges.register("heuristic", options=HeuristicOptions)(HeuristicJudge)
@@ -147,7 +154,7 @@ def _score(bundle: EvidenceBundle, rubric: dict[str, Any], verdict_key: str, ver
     _errors(func, console, trace, result)
     _controls(func, query, trace, result)
     _submissions(func, trace)
-    _keys(func, trace)
+    _keys(func, query, trace)
     _language(func, query, facts)
 
     aesthetic_base, baseline_reason = _aesthetic_baseline(rubric, facts, image, blank)
@@ -251,11 +258,14 @@ def _controls(func: _Ledger, query: Query, trace: list[dict[str, Any]], result: 
             detail = last["result"].get("detail")
             said = f": {detail}" if probe_failed and detail else " changed nothing"
             func.deduct(category, f"{_what(last)}{said} ({len(steps)} tries)", refs)
+    refs = [EvidenceRef(file="interaction/trace.json"), EvidenceRef(file="interaction/video.mp4", video_time_s=0.0)]
+    # v3 and older: a share of dead controls (row absent from v4, where the deduction is skipped)
     if len(by_control) >= _CORE_MIN_CONTROLS and ineffective / len(by_control) >= _CORE_INEFFECTIVE_SHARE:
         func.deduct("core_interaction_failure",
-                    f"{ineffective} of {len(by_control)} exercised controls had no effect: the app does not work",
-                    [EvidenceRef(file="interaction/trace.json"), EvidenceRef(file="interaction/video.mp4",
-                                                                             video_time_s=0.0)])
+                    f"{ineffective} of {len(by_control)} exercised controls had no effect: the app does not work", refs)
+    # v4: nothing responded at all, whatever the core flow is (row absent from v3 and older)
+    if len(by_control) >= 2 and ineffective == len(by_control):
+        func.deduct("app_unresponsive", f"none of the {len(by_control)} controls used changed anything", refs)
 
 
 def _submissions(func: _Ledger, trace: list[dict[str, Any]]) -> None:
@@ -282,15 +292,31 @@ def _submissions(func: _Ledger, trace: list[dict[str, Any]]) -> None:
                             "nothing on the page changed", refs)
 
 
-def _keys(func: _Ledger, trace: list[dict[str, Any]]) -> None:
-    """A page that listens for keys pressed on it, where no key press did anything (against an idle control)."""
+def _keys(func: _Ledger, query: Query, trace: list[dict[str, Any]]) -> None:
+    """A page that listens for keys pressed on it, where no key press did anything (against an idle control).
+
+    A rubric whose row says ``keyboard_apps_only`` charges it only on a keyboard app (:func:`_keyboard_app`).
+    """
     presses = [s for s in trace if s["action"]["kind"] == "press" and s.get("target") is None
                and s["action"].get("reason", "").startswith(KEY_PROBE_REASON)]
+    row = func.table.get("keys_ignored") or {}
+    if row.get("keyboard_apps_only") and not _keyboard_app(query, trace, presses):
+        return
     if len(presses) >= 3 and all(s["result"]["status"] != "changed" for s in presses):
         keys = ", ".join(str(s["action"].get("text")) for s in presses)
         func.deduct("keys_ignored", f"the page listens for keys, but none of {len(presses)} presses ({keys}) "
                     "changed anything", [EvidenceRef(step=s["step"], video_time_s=s["action_start_s"],
                                                      file=s["screenshot"]) for s in presses[:3]])
+
+
+def _keyboard_app(query: Query, trace: list[dict[str, Any]], presses: list[dict[str, Any]]) -> bool:
+    """Whether keys drive the app: the brief asks for them, the page tells its user to use them (the explorer's
+    reason ``text``), or the page offered nothing else to use."""
+    if _KEYS_IN_BRIEF.search(query.brief):
+        return True
+    if any(f"({_KEYS_BY_TEXT})" in s["action"].get("reason", "") for s in presses):
+        return True
+    return not any(s.get("target") is not None and s["action"]["kind"] in _JUDGED_KINDS for s in trace)
 
 
 def _language(func: _Ledger, query: Query, facts: dict[str, Any]) -> None:

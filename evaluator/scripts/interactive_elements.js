@@ -3,7 +3,8 @@
 (cssPathSource, marks) => {
   const cssPath = eval(cssPathSource);
   const selector = 'button, a[href], input:not([type=hidden]), select, textarea, summary, [role=button], ' +
-    '[role=tab], [role=checkbox], [role=switch], [role=menuitem], [role=link], [onclick], [tabindex]:not([tabindex="-1"]), label[for]';
+    '[role=tab], [role=checkbox], [role=switch], [role=menuitem], [role=link], [role=slider], [onclick], ' +
+    '[tabindex]:not([tabindex="-1"]), label[for]';
   const vw = innerWidth, vh = innerHeight;
   const out = [];
   const seen = new Set();
@@ -12,6 +13,20 @@
   // container most of the screen wide (a framework's root, delegating every event) is not a control.
   const listens = (el, kind) => (marks.kinds.get(el) || '').split(' ').includes(kind);
   const doubled = (el) => listens(el, 'dblclick');
+  // What a field asks for, in the words a person reads beside it: its labels, name, placeholder and title, or
+  // else the text just before it ("Loan amount" in the table cell before the field's, a "$" before it).
+  const fieldHint = (el) => {
+    if (!['INPUT', 'TEXTAREA'].includes(el.tagName)) return '';
+    let text = [...(el.labels || [])].map((l) => l.innerText)
+      .concat([el.getAttribute('aria-label'), el.placeholder, el.name, el.id, el.title])
+      .filter(Boolean).join(' ');
+    for (let node = el, hops = 0; node && !text.trim() && hops < 3; hops++, node = node.parentElement) {
+      const before = node.previousSibling;
+      text = before ? (before.nodeType === 3 ? before.textContent : before.innerText || '') : '';
+    }
+    return (text || '').replace(/\s+/g, ' ').trim().toLowerCase().slice(0, 160);
+  };
+
   const scripted = (el) => listens(el, 'click') || doubled(el) || getComputedStyle(el).cursor === 'pointer';
   const pointer = [];
   const all = document.body ? document.body.getElementsByTagName('*') : [];
@@ -104,7 +119,55 @@
     }
     return null;
   };
-  const candidates = Array.from(document.querySelectorAll(selector)).concat(pointer, canvases)
+  // Items a person drags (cards of a board, rows of a sortable list): marked draggable, shown with a grab or
+  // move cursor, or held in a container that listens for presses or drags beside items like them. Each gets
+  // where it would be dropped: another container like its own (a board's next column), else the end of its
+  // own list. Libraries that listen on the document alone (and show no cursor) are not seen.
+  const grabs = (el) => ['move', 'grab', '-webkit-grab'].includes(getComputedStyle(el).cursor);
+  const dropFor = new Map();
+  const draggables = [];
+  const lists = new Set();
+  for (let i = 0; i < all.length && i < 6000 && draggables.length < 40; i++) {
+    const el = all[i];
+    const box = el.parentElement;
+    if (!box || box === document.body || ['SCRIPT', 'STYLE', 'OPTION'].includes(el.tagName)) continue;
+    const marked = el.getAttribute('draggable') === 'true' || (grabs(el) && !grabs(box));
+    const peers = Array.from(box.children).filter((c) => c.tagName === el.tagName && c.className === el.className);
+    const held = peers.length >= 2 && (listens(box, 'press') || listens(box, 'drag') || listens(el, 'drag'));
+    if (!marked && !held) continue;
+    if (el.closest('[draggable=true]') !== el && el.closest('[draggable=true]')) continue;  // inside a dragged item
+    const r = el.getBoundingClientRect();
+    if (r.width < 8 || r.height < 8) continue;
+    draggables.push(el);
+    lists.add(box);
+  }
+  const twins = (box) => Array.from(document.getElementsByTagName(box.tagName)).filter((o) => o !== box &&
+    o.className === box.className && !o.contains(box) && !box.contains(o) && o.getClientRects().length > 0);
+  for (const el of draggables) {
+    const box = el.parentElement;
+    const other = twins(box)[0];
+    dropFor.set(el, other ? {drop: cssPath(other), within: false} : {drop: cssPath(box), within: true});
+  }
+  // A slider widget's thumb: a small element on a wide flat track (jQuery UI's handle, Ion's), or one whose
+  // role says slider. A person drags it along the track; a click on it does nothing, rightly.
+  const track = (el) => {
+    for (let node = el.parentElement, depth = 0; node && depth < 3; node = node.parentElement, depth++) {
+      const t = node.getBoundingClientRect();
+      if (t.width >= 100 && t.height <= 60 && t.width >= 3 * t.height) return node;
+    }
+    return null;
+  };
+  const thumb = (el) => {
+    if (el.getAttribute('role') === 'slider') return true;
+    const r = el.getBoundingClientRect();
+    return r.width <= 48 && r.height <= 48 && r.width >= 6 && r.height >= 6 &&
+      /(^|[\s_-])(handle|thumb|knob)($|[\s_-])/i.test(el.getAttribute('class') || '') && !!track(el);
+  };
+  const thumbs = [];
+  for (let i = 0; i < all.length && i < 6000 && thumbs.length < 20; i++) {
+    if (thumb(all[i]) && !all[i].matches(selector)) thumbs.push(all[i]);
+  }
+  const candidates = Array.from(document.querySelectorAll(selector)).concat(pointer, canvases, draggables, thumbs)
     .sort((a, b) => (a.compareDocumentPosition(b) & Node.DOCUMENT_POSITION_FOLLOWING) ? -1 : 1);
   for (let el of candidates) {
     if (seen.has(el)) continue;
@@ -131,7 +194,8 @@
     if (!hiddenInput && hidden && !row) continue;
     if (row) r = row.getBoundingClientRect();  // where the pointer goes first: the row that reveals it
     if (el.closest('[aria-hidden=true], [inert]')) continue;
-    const intent = el.tagName === 'CANVAS' ? '' : deletes(el) ? 'delete' : choice(el) ? 'choice' : '';
+    const intent = el.tagName === 'CANVAS' ? '' : thumb(el) ? 'slider' : deletes(el) ? 'delete' :
+      choice(el) ? 'choice' : '';
     const item = itemOf(el, intent);
     const label = (el.getAttribute('aria-label') || el.innerText || el.value || el.placeholder ||
                    el.getAttribute('title') || el.getAttribute('alt') || '').trim().replace(/\s+/g, ' ').slice(0, 80);
@@ -153,16 +217,26 @@
       for (let node = el; node && node !== item; node = node.parentElement) place.unshift(node.tagName.toLowerCase());
       const where = cssPath(item).replace(/:nth-of-type\(\d+\)$/, '');
       shape = `${where} >> ${place.join(' > ')} | ${own}`;
+    } else if (dropFor.has(el)) {
+      // the items of one list are dragged alike: one stands for the rest
+      shape = `${cssPath(el.parentElement)} >> ${el.tagName.toLowerCase()} | dragged`;
     }
     const cx = r.left + r.width / 2, cy = r.top + r.height / 2;
     out.push({
       selector: cssPath(el), tag: el.tagName.toLowerCase(), role: el.getAttribute('role') || '',
       type: (el.getAttribute('type') || '').toLowerCase(), label, href: el.getAttribute('href') || '',
-      disabled: !!el.disabled || el.getAttribute('aria-disabled') === 'true',
+      // (a wizard's steps not reached yet sit in an item marked disabled, and are not links to follow)
+      disabled: !!el.disabled || !!el.closest('[aria-disabled=true], fieldset:disabled'),
       x: cx + scrollX, y: cy + scrollY, width: r.width, height: r.height,
       in_viewport: cx >= 0 && cy >= 0 && cx <= vw && cy <= vh * 2.5,
       form: el.form ? cssPath(el.form) : '',
       min: el.getAttribute('min') || '', max: el.getAttribute('max') || '',
+      step: el.getAttribute('step') || '', inputmode: (el.getAttribute('inputmode') || '').toLowerCase(),
+      pattern: (el.getAttribute('pattern') || '').slice(0, 80), hint: fieldHint(el),
+      value: ['INPUT', 'TEXTAREA'].includes(el.tagName) && !['checkbox', 'radio', 'password'].includes(el.type)
+        ? String(el.value || '').slice(0, 80) : '',
+      drop: dropFor.has(el) ? dropFor.get(el).drop : '', drop_within: dropFor.has(el) && dropFor.get(el).within,
+      clickable: !dropFor.has(el) || el.matches(selector) || pointer.includes(el) || el.tagName === 'CANVAS',
       options: el.tagName === 'SELECT' ? Array.from(el.options).map((o) => o.value).slice(0, 20) : [],
       intent, item: item ? cssPath(item) : '', shape, reveal: row ? cssPath(row) : '', dblclick: doubled(el),
     });

@@ -25,6 +25,10 @@
   };
   const lowContrast = [];
   let textElements = 0;
+  // Whether the text is dressed is decided where the text is, by characters: a styled widget on a page whose
+  // body kept the defaults is styled, and a page whose stylesheet styles only its body is not much more.
+  const SERIF = /^("?Times New Roman"?|Times|serif|"?Liberation Serif"?|"?DejaVu Serif"?)$/i;
+  let chars = 0, serifChars = 0, plainChars = 0;
   for (const el of (b ? b.querySelectorAll('*') : [])) {
     if (['SCRIPT', 'STYLE', 'NOSCRIPT', 'svg'].includes(el.tagName)) continue;
     const own = Array.from(el.childNodes).some((n) => n.nodeType === 3 && n.textContent.trim().length > 1);
@@ -34,6 +38,10 @@
     if (r.width < 1 || r.height < 1 || st.visibility === 'hidden' || Number(st.opacity) < 0.1) continue;
     textElements++;
     const fg = parse(st.color), bg = background(el);
+    const count = Array.from(el.childNodes).reduce((n, c) => n + (c.nodeType === 3 ? c.textContent.trim().length : 0), 0);
+    chars += count;
+    if (SERIF.test(st.fontFamily.trim())) serifChars += count;
+    if (fg && bg && fg.r + fg.g + fg.b === 0 && bg.r + bg.g + bg.b === 765) plainChars += count;
     if (!fg || !bg) continue;
     const [l1, l2] = [lum(fg), lum(bg)].sort((x, y) => y - x);
     const ratio = (l1 + 0.05) / (l2 + 0.05);
@@ -58,9 +66,10 @@
   const pageBg = b ? background(b) : null;
   const most = (list, test) => list.filter(test).length * 2 >= list.length;
   const defaults = bodyStyle ? {
-    font: /^("?Times New Roman"?|Times|serif|"?Liberation Serif"?|"?DejaVu Serif"?)$/i.test(bodyStyle.fontFamily.trim()),
+    font: chars ? serifChars * 2 > chars : SERIF.test(bodyStyle.fontFamily.trim()),
     margin: bodyStyle.margin === '8px' && bodyStyle.padding === '0px',
-    colors: bodyStyle.color === 'rgb(0, 0, 0)' && !!pageBg && pageBg.r === 255 && pageBg.g === 255 && pageBg.b === 255,
+    colors: chars ? plainChars * 2 > chars
+      : bodyStyle.color === 'rgb(0, 0, 0)' && !!pageBg && pageBg.r === 255 && pageBg.g === 255 && pageBg.b === 255,
     // most, not all: a script that highlights the active tab with an inline style does not design a page
     links: links.length ? most(links, (a) => ['rgb(0, 0, 238)', 'rgb(85, 26, 139)'].includes(getComputedStyle(a).color)
                                         && getComputedStyle(a).textDecorationLine === 'underline') : null,

@@ -16,9 +16,11 @@ pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.docker]
 
 # Two apps of different inputs (a text-entry list, a keyboard game) and operators that break what they have.
 # A regression guard, not the measure: the full suite is `evalgrid calibrate` with no --apps. delete_noop is
-# in since collector-6, whose explorer checks that a delete removed its item.
+# in since collector-6, whose explorer checks that a delete removed its item. (checkbox_dead, click_throws and
+# contrast_collapsed left the slice to make room for the real-app slice, test_realapps_slice.py; the full
+# suite still runs them.)
 APPS = "cal-pantry-vanilla,cal-snake-vanilla"
-OPERATORS = "enter_swallowed,checkbox_dead,keys_swallowed,click_throws,delete_noop,css_removed,contrast_collapsed"
+OPERATORS = "enter_swallowed,keys_swallowed,delete_noop,css_removed"
 
 
 def test_calibrate_meets_its_targets_on_a_slice(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -29,8 +31,7 @@ def test_calibrate_meets_its_targets_on_a_slice(tmp_path: Path, capsys: pytest.C
     calibration = json.loads((tmp_path / "cal" / "calibration.json").read_text())
     assert code == 0, table
     assert calibration["apps"] == 2 and not calibration["excluded"]
-    assert set(calibration["functional_per_operator"]) == {"enter_swallowed", "checkbox_dead", "keys_swallowed",
-                                                           "click_throws", "delete_noop"}
+    assert set(calibration["functional_per_operator"]) == {"enter_swallowed", "keys_swallowed", "delete_noop"}
     assert calibration["aesthetic_per_operator"]["css_removed"]["accuracy"] == 1.0
     assert calibration["functional_drift_max"] <= 1.0
     assert (tmp_path / "cal" / "calibrations" / f"{calibration['key']}.json").is_file()

@@ -33,9 +33,10 @@ RECORDED_COLLECTOR = "collector-7"
 # Today's keys for the directory's recorded plan. They change only on purpose: when evidence collection changes
 # (COLLECTOR_VERSION) or a config field that is part of a key is added. Such a change updates this list in the same
 # commit and says why; a list that changed by accident means every resumed sweep would redo all its runs.
-PLANNED_TODAY = ["run-cd2015c7a47e8a6ce0c2143a", "run-bb50f7c356b4cc8b2e311db7", "run-abbe0d5595c7c98e6c401faf",
-                 "run-d04dacea347385b9009de9ee", "run-1a88258d5790c4ee3b170fed", "run-3b390febcdc9fce0515438e0",
-                 "run-50bf06750022013bd8002f86", "run-90f7ce7363e5efb61568afb0"]
+PLANNED_TODAY = ["run-ffea4c68566f830c809d1851", "run-9697432502096884900d2360", "run-cd52261cf6d8f791f1968c69",
+                 "run-1d0d789af1d4b7a03fccf459", "run-667894897b175aef573d481c", "run-f2f7ddeaaff7df2c0444f523",
+                 "run-945cff5110e33a8608c86f85", "run-d4224de5e6c020af4bddd785"]
+# (collector-10: first look in page-time steps behind the network, fields, sliders, drags, keys measured unscrolled)
 
 
 def _replanned() -> tuple[list[str], list[str]]:

@@ -1,4 +1,4 @@
-"""The heuristic judge, one rubric row at a time (``evaluator/rubrics/heuristic-v3.yaml``, the default).
+"""The heuristic judge, one rubric row at a time (``evaluator/rubrics/heuristic-v4.yaml``, the default).
 
 The bundles here are SYNTHETIC: written by hand into ``tmp_path`` instead of collected from a
 browser, because a hand-written bundle isolates one rubric row each. The healthy baseline scores
@@ -182,23 +182,31 @@ def test_language_mismatch(tmp_path: Path, files: Files) -> None:
     assert _taken(verdict) == [("language_mismatch", 2.0)]
 
 
-def test_core_interaction_failure_when_half_of_three_or_more_controls_do_nothing(tmp_path: Path,
-                                                                                  files: Files) -> None:
+def test_half_of_the_controls_dead_is_charged_per_control_not_as_an_app_that_does_not_work(
+        tmp_path: Path, files: Files) -> None:
     files[TRACE] = [_step(1, "#add"), _step(2, "#done", "no_change"), _step(3, "#reset", "no_change"),
                     _step(4, "#undo")]
-    verdict = _judge(tmp_path, files)
-    assert verdict.functional == 5.0  # 8 - 0.5 - 0.5 - 2.0
-    assert _taken(verdict) == [("unresponsive_control", 0.5), ("unresponsive_control", 0.5),
-                               ("core_interaction_failure", 2.0)]
+    verdict = _judge(tmp_path / "v4", files)
+    assert verdict.functional == 7.0  # 8 - 0.5 - 0.5: the share of dead controls says nothing of the core flow
+    assert _taken(verdict) == [("unresponsive_control", 0.5), ("unresponsive_control", 0.5)]
+    # v3 (kept for rejudging) charged the share
+    old = _judge(tmp_path / "v3", files, rubric="heuristic-v3")
+    assert _taken(old) == [("unresponsive_control", 0.5), ("unresponsive_control", 0.5),
+                           ("core_interaction_failure", 2.0)]
 
 
-def test_no_core_failure_below_three_controls_or_half(tmp_path: Path, files: Files) -> None:
-    files[TRACE] = [_step(1, "#add"), _step(2, "#done", "no_change"), _step(3, "#reset")]
-    assert _taken(_judge(tmp_path / "third", files)) == [("unresponsive_control", 0.5)]
+def test_an_app_where_nothing_responds_is_charged_once_as_unresponsive(tmp_path: Path, files: Files) -> None:
     files[TRACE] = [_step(1, "#done", "no_change"), _step(2, "#reset", "no_change")]
     verdict = _judge(tmp_path / "two", files)
-    assert verdict.functional == 7.0
-    assert _taken(verdict) == [("unresponsive_control", 0.5), ("unresponsive_control", 0.5)]
+    assert verdict.functional == 5.0  # 8 - 0.5 - 0.5 - 2.0
+    assert _taken(verdict) == [("unresponsive_control", 0.5), ("unresponsive_control", 0.5),
+                               ("app_unresponsive", 2.0)]
+    # one dead side control beside working ones: at least 1.5 above the app where nothing works
+    files[TRACE] = [_step(1, "#add"), _step(2, "#done"), _step(3, "#reset", "no_change")]
+    assert _judge(tmp_path / "side", files).functional - verdict.functional >= 1.5
+    # one control is not enough to say nothing responds
+    files[TRACE] = [_step(1, "#done", "no_change")]
+    assert _taken(_judge(tmp_path / "one", files)) == [("unresponsive_control", 0.5)]
 
 
 def test_error_on_action(tmp_path: Path, files: Files) -> None:
@@ -430,6 +438,7 @@ def test_enter_after_a_live_update_or_a_rejected_field_is_not_input_ignored(tmp_
 
 
 def test_keys_ignored_needs_three_presses_and_none_effective(tmp_path: Path, files: Files) -> None:
+    files[QUERY]["brief"] = "Build a habit tracker you can drive with the arrow keys."
     files[TRACE] += [_press(4, "ArrowRight", "no_change"), _press(5, "ArrowDown", "no_change"),
                      _press(6, "Space", "no_change")]
     assert _taken(_judge(tmp_path / "dead", files)) == [("keys_ignored", 2.0)]
@@ -439,6 +448,24 @@ def test_keys_ignored_needs_three_presses_and_none_effective(tmp_path: Path, fil
     files[TRACE][-3:] = [_press(4 + i, key, "no_change", reason="close the dialog")
                          for i, key in enumerate(("Escape", "Tab", "Escape"))]
     assert _taken(_judge(tmp_path / "agent", files)) == []
+
+
+def test_keys_are_charged_only_on_a_keyboard_app(tmp_path: Path, files: Files) -> None:
+    """A listener for keys on the document is no promise that keys drive the app (frameworks listen there for
+    Enter and Escape in fields): without the brief, the page's text or the lack of anything else to use
+    asking for keys, unanswered keys are not charged."""
+    presses = [_press(4, "ArrowRight", "no_change"), _press(5, "ArrowDown", "no_change"),
+               _press(6, "Space", "no_change")]
+    files[TRACE] += presses
+    assert _taken(_judge(tmp_path / "form", files)) == []  # "Build a habit tracker.", three working controls
+    files[TRACE] = files[TRACE][:3] + [_press(4 + i, p["action"]["text"], "no_change", reason=f"{KEY_PROBE_REASON} "
+                                               "(text)") for i, p in enumerate(presses)]
+    assert _taken(_judge(tmp_path / "text", files)) == [("keys_ignored", 2.0)]  # the page asks for keys
+    files[TRACE] = presses
+    assert _taken(_judge(tmp_path / "only-keys", files)) == [("keys_ignored", 2.0)]  # nothing else to use
+    old = _healthy()
+    old[TRACE] += presses
+    assert _taken(_judge(tmp_path / "v3", old, rubric="heuristic-v3")) == [("keys_ignored", 2.0)]
 
 
 def test_unstyled_is_decided_from_computed_defaults_not_style_attributes(tmp_path: Path, files: Files) -> None:

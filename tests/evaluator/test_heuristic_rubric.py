@@ -26,10 +26,10 @@ def test_every_category_has_a_severity_a_deduction_and_a_cap() -> None:
 
 
 def test_judge_version_carries_a_hash_of_the_rubric_text_so_edits_rekey_verdicts() -> None:
-    text = resources.files("evaluator").joinpath("rubrics/heuristic-v3.yaml").read_bytes()
-    assert DEFAULT_RUBRIC == "heuristic-v3"
-    assert HeuristicJudge().version == f"heuristic-v3@{hashlib.sha256(text).hexdigest()[:12]}"
-    assert load_rubric()["version"] == "heuristic-v3"
+    text = resources.files("evaluator").joinpath("rubrics/heuristic-v4.yaml").read_bytes()
+    assert DEFAULT_RUBRIC == "heuristic-v4"
+    assert HeuristicJudge().version == f"heuristic-v4@{hashlib.sha256(text).hexdigest()[:12]}"
+    assert load_rubric()["version"] == "heuristic-v4"
 
 
 @pytest.mark.parametrize("version", ["heuristic-v1", "heuristic-v2"])
@@ -54,3 +54,13 @@ def test_v3_qualities_replace_the_bonuses_and_fill_the_scale_above_the_styled_ba
 def test_unknown_rubric_is_a_clear_error() -> None:
     with pytest.raises(RegistryError, match="no heuristic rubric 'heuristic-v9'"):
         HeuristicJudge(rubric="heuristic-v9")
+
+
+def test_v4_changes_only_the_functional_rules_it_names() -> None:
+    v4, v3 = load_rubric("heuristic-v4"), load_rubric("heuristic-v3")
+    assert v4["aesthetic"] == v3["aesthetic"]
+    new, old = v4["functional"]["categories"], v3["functional"]["categories"]
+    assert set(old) - set(new) == {"core_interaction_failure"} and set(new) - set(old) == {"app_unresponsive"}
+    assert new["keys_ignored"]["keyboard_apps_only"] is True and "keyboard_apps_only" not in old["keys_ignored"]
+    assert {k: v for k, v in new.items() if k not in ("keys_ignored", "app_unresponsive")} == {
+        k: v for k, v in old.items() if k not in ("keys_ignored", "core_interaction_failure")}
