@@ -67,7 +67,8 @@ class Operator(StrEnum):
 
 _AESTHETIC = frozenset({Operator.CSS_REMOVED, Operator.FIXED_WIDTH, Operator.CONTRAST_COLLAPSED})
 _PATCHED = frozenset({Operator.CORE_DEAD, Operator.WRONG_RESULT, Operator.DROP_DEAD})
-FUNCTIONAL_OPERATORS = tuple(op for op in Operator if not op.aesthetic)
+FUNCTIONAL_OPERATORS = tuple(op for op in Operator if not op.aesthetic and not op.patched)
+"""The generic functional operators (the patched ones come from a suite's records)."""
 AESTHETIC_OPERATORS = tuple(op for op in Operator if op.aesthetic)
 
 # The app feature an operator breaks (as the calibration suite declares them per app): a twin is made only

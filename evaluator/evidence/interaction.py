@@ -392,11 +392,20 @@ class Interaction:
         effect = (Effect.ERROR if errors else Effect.TYPED_TEXT if typed else Effect.COUNT if count
                   else Effect.DOM if markup else Effect.NAVIGATION if moved and changed
                   else Effect.VISUAL if changed else Effect.NOTHING)
+        expected, met, detail = await self._expectation(pending, facts, before, dom or markup or count, changed,
+                                                        detail)
+        return ActionResult(status=ResultStatus.CHANGED if changed else ResultStatus.NO_CHANGE, dom_changed=dom,
+                            visual_changed=visual, errors=errors, detail=detail, effect=effect,
+                            idle_changed=moving, expected=expected, expectation_met=met)
+
+    async def _expectation(self, pending: _Pending, facts: dict[str, Any], before: dict[str, Any], marked: bool,
+                           changed: bool, detail: str) -> tuple[str, bool | None, str]:
+        """What a stateful probe expected (a tick, a move, a removal), whether it happened, and the step's detail."""
         expected, met = "", None
         target = pending.target
         if (target is not None and target.item and pending.action.kind is ActionKind.CLICK
                 and (target.type == "checkbox" or target.role in ("checkbox", "switch"))):
-            expected, met = _TICK_EXPECTED, dom or markup or count
+            expected, met = _TICK_EXPECTED, marked
         if pending.drag is not None and target is not None:
             expected, met = await self._moved(target, pending.drag)
             if not met:
@@ -411,9 +420,7 @@ class Interaction:
                 met = facts["items"] < before["items"] or facts["text"].count(item) < before["text"].count(item)
                 if not met:
                     detail = f"the item {item[:60]!r} is still there" + ("" if changed else "; nothing changed")
-        return ActionResult(status=ResultStatus.CHANGED if changed else ResultStatus.NO_CHANGE, dom_changed=dom,
-                            visual_changed=visual, errors=errors, detail=detail, effect=effect,
-                            idle_changed=moving, expected=expected, expectation_met=met)
+        return expected, met, detail
 
     async def _moved(self, target: ElementInfo, drag: tuple[str, str]) -> tuple[str, bool]:
         """What a drag was expected to do, and whether it did: the item's text now in the other list, or its
