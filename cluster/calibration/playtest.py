@@ -137,7 +137,7 @@ async def label_suite(suite: Path, only: list[str] | None = None,
 def write_labels(suite: Path, labels: dict[str, dict[str, Label]]) -> Path:
     """Merge ``labels`` into the suite's ``labels.yaml`` (other apps' labels stay); return its path."""
     path = suite / LABELS
-    stored = yaml.safe_load(path.read_text(encoding="utf-8")) if path.is_file() else {}
+    stored = (yaml.safe_load(path.read_text(encoding="utf-8")) if path.is_file() else None) or {}
     for app, by_version in labels.items():
         stored[app] = {name: label.model_dump(exclude_defaults=True) for name, label in by_version.items()}
     path.write_text(yaml.safe_dump(dict(sorted(stored.items())), sort_keys=False, allow_unicode=True, width=120),
