@@ -16,16 +16,12 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import functools
 import importlib.util
 import tempfile
-import threading
 from collections.abc import Awaitable, Callable, Iterable, Iterator
 from contextlib import contextmanager
-from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from types import ModuleType
-from typing import Any
 
 import yaml
 from playwright.async_api import Browser, Page, async_playwright
@@ -34,6 +30,7 @@ from cluster.calibration.calibrate import LABELS, ORIGINAL, Label, SuiteApp, loa
 from cluster.calibration.twins import Operator
 from evaluator.answer.extract import ExtractedApp, extract_app
 from evaluator.browser.launch import confine_to_origin, launch_browser
+from evaluator.browser.serve import serve_directory
 from evaluator.errors import ConfigError
 from evaluator.keys import sha256_bytes
 
@@ -99,11 +96,6 @@ async def _play_version(browser: Browser, play: Play, text: str) -> str:
             await context.close()
 
 
-class _QuietHandler(SimpleHTTPRequestHandler):
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the base class's name
-        pass
-
-
 @contextmanager
 def _served(app: ExtractedApp) -> Iterator[str]:
     with tempfile.TemporaryDirectory(prefix="evalgrid-playtest-") as root:
@@ -111,14 +103,8 @@ def _served(app: ExtractedApp) -> Iterator[str]:
             path = Path(root) / name
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(content, encoding="utf-8")
-        server = ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_QuietHandler, directory=root))
-        thread = threading.Thread(target=server.serve_forever, daemon=True)
-        thread.start()
-        try:
-            yield f"http://127.0.0.1:{server.server_address[1]}"
-        finally:
-            server.shutdown()
-            server.server_close()
+        with serve_directory(Path(root), []) as origin:
+            yield origin
 
 
 async def label_suite(suite: Path, only: list[str] | None = None,
