@@ -71,6 +71,8 @@ _ASKED: tuple[tuple[re.Pattern[str], str], ...] = tuple((re.compile(words), valu
     (r"\bdates?\b", "2025-06-14"),
     (r"\b(city|town)\b", "Lisbon"),
 ))
+_NUMERIC_PATTERN = re.compile(r"[\\d\[\]\-+.,*{}()?^$|0-9]+")
+"""A ``pattern`` attribute made of digits and quantifiers only (``\\d+(\\.\\d{1,2})?``) asks for a number."""
 _NUMBER = re.compile(r"[-+]?\d[\d\s,.]*")
 """A field already holding a number asks for another."""
 _NAME_HINT = re.compile(r"\b(name|author|owner|assignee)\b")
@@ -422,7 +424,7 @@ def _value_for(element: ElementInfo) -> str:
     if element.type in _TEXT_VALUES and element.type != "number":
         return _TEXT_VALUES[element.type]
     numeric = (element.type == "number" or element.inputmode in ("numeric", "decimal")
-               or bool(re.fullmatch(r"[\\d\[\]\-+.,*{}()?^$|0-9]+", element.pattern or "x"))
+               or bool(_NUMERIC_PATTERN.fullmatch(element.pattern or "x"))
                or bool(_NUMBER.fullmatch(element.value)))
     if numeric:
         return _in_range(element, asked if asked is not None and _NUMBER.fullmatch(asked) else "42")

@@ -126,20 +126,19 @@
   const grabs = (el) => ['move', 'grab', '-webkit-grab'].includes(getComputedStyle(el).cursor);
   const dropFor = new Map();
   const draggables = [];
-  const lists = new Set();
   for (let i = 0; i < all.length && i < 6000 && draggables.length < 40; i++) {
     const el = all[i];
     const box = el.parentElement;
     if (!box || box === document.body || ['SCRIPT', 'STYLE', 'OPTION'].includes(el.tagName)) continue;
     const marked = el.getAttribute('draggable') === 'true' || (grabs(el) && !grabs(box));
-    const peers = Array.from(box.children).filter((c) => c.tagName === el.tagName && c.className === el.className);
-    const held = peers.length >= 2 && (listens(box, 'press') || listens(box, 'drag') || listens(el, 'drag'));
+    // (the listeners first: counting an item's peers on every element of a long list is the costly part)
+    const held = (listens(box, 'press') || listens(box, 'drag') || listens(el, 'drag')) &&
+      Array.from(box.children).filter((c) => c.tagName === el.tagName && c.className === el.className).length >= 2;
     if (!marked && !held) continue;
     if (el.closest('[draggable=true]') !== el && el.closest('[draggable=true]')) continue;  // inside a dragged item
     const r = el.getBoundingClientRect();
     if (r.width < 8 || r.height < 8) continue;
     draggables.push(el);
-    lists.add(box);
   }
   const twins = (box) => Array.from(document.getElementsByTagName(box.tagName)).filter((o) => o !== box &&
     o.className === box.className && !o.contains(box) && !box.contains(o) && o.getClientRects().length > 0);
@@ -159,9 +158,10 @@
   };
   const thumb = (el) => {
     if (el.getAttribute('role') === 'slider') return true;
+    // (the class first: a layout read for every element of the page, every step, is what it spares)
+    if (!/(^|[\s_-])(handle|thumb|knob)($|[\s_-])/i.test(el.getAttribute('class') || '')) return false;
     const r = el.getBoundingClientRect();
-    return r.width <= 48 && r.height <= 48 && r.width >= 6 && r.height >= 6 &&
-      /(^|[\s_-])(handle|thumb|knob)($|[\s_-])/i.test(el.getAttribute('class') || '') && !!track(el);
+    return r.width <= 48 && r.height <= 48 && r.width >= 6 && r.height >= 6 && !!track(el);
   };
   const thumbs = [];
   for (let i = 0; i < all.length && i < 6000 && thumbs.length < 20; i++) {
