@@ -37,6 +37,8 @@ _STAGNATION_LIMIT = 3
 # itself; the phase ends once enough of them did something, or when all were tried.
 _PAGE_KEYS = ("ArrowRight", "ArrowDown", "ArrowLeft", "ArrowUp", "Space", "Enter", "a", "1", "Escape")
 _KEYS_ENOUGH = 3
+_WATCH_S = 2.5
+"""Seconds a page with nothing to act on is watched: a clock ticks, a slideshow turns within them."""
 # A canvas alone (a chart) is no reason to press keys; a listener on the page, or text asking for keys, is.
 _KEY_REASONS = frozenset({"listener", "text"})
 _SUBMITTED_BY_ENTER = frozenset({"", "text", "search", "email", "url", "tel", "password", "number"})
@@ -98,6 +100,8 @@ class _Memory:
     """Keys pressed on the page so far."""
     keys_effective: int = 0
     pressing: bool = False
+    watched: bool = False
+    """The page, offering nothing to act on, was watched for a while (does it change by itself?)."""
     submitted: str | None = None
     """The field Enter was just pressed in."""
     refill: dict[str, str] = field(default_factory=dict)
@@ -152,6 +156,7 @@ def explorer(*, config: AgentConfig, models: ModelAccess | None = None, query: Q
       same label once the item's own words are left out) is tried on one item only once it worked there, and
       on two at most when it did not;
     - a canvas that listens for presses is clicked and dragged across;
+    - a page with nothing to act on is watched for a few seconds (a clock or a slideshow works by itself);
     - finishes when nothing untried is left (the loop's coverage gate and budget still apply).
     """
     del config, models, query  # the explorer needs none of them; the signature is the registry's contract
@@ -231,6 +236,11 @@ def _next_control(memory: _Memory, observation: Observation, editing: bool) -> A
     if chosen is not None:
         return chosen
     memory.last_selector = None
+    if not observation.elements and not memory.watched:
+        # A clock, a countdown or a slideshow does its job with no input: what it does by itself is its evidence.
+        memory.watched = True
+        return Action(kind=ActionKind.WAIT, amount=_WATCH_S,
+                      reason="nothing to act on: watch whether the page changes by itself")
     reason = "the page stagnated" if stagnant else "every reachable control was exercised"
     return Action(kind=ActionKind.FINISH, reason=reason)
 

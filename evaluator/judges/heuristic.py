@@ -1,7 +1,8 @@
 """The heuristic judge: functional and aesthetic scores from measured evidence only.
 
-Its deduction table is the package data file ``rubrics/heuristic-v4.yaml``: v3's table with keys charged only on
-keyboard apps and no "share of dead controls" rule; v3 has v2's deductions, and in place of v2's bonuses the
+Its deduction table is the package data file ``rubrics/heuristic-v5.yaml``: severity by role (the app's core
+interaction never working is critical, whatever else responds), and v4's table, which charges keys only on
+keyboard apps and has no "share of dead controls" rule; v3 has v2's deductions, and in place of v2's bonuses the
 design qualities measured by ``evaluator.evidence.design`` (``v3``, ``v2``, and ``v1`` without the rows for
 Enter submission and key presses, stay for rejudging old verdicts). Every deduction
 becomes a failure attribution citing the evidence (file, step, video time), and every quality a criterion
@@ -46,10 +47,17 @@ _CORE_MIN_CONTROLS = 3
 _JUDGED_KINDS = ("click", "dblclick", "drag", "select", "type")
 """Actions on a control whose effect is judged per control (presses are judged by _submissions and _keys)."""
 _PHONE_WIDTH = 390
+_DESKTOP = (1280, 800)
+"""Static Perception's desktop viewport (facts from before the design facts do not record it)."""
 _CORE_INEFFECTIVE_SHARE = 0.5
 # A brief that asks for keys: a game's arrows, a calculator that takes the keyboard, shortcuts.
 _KEYS_IN_BRIEF = re.compile(r"\b(arrow keys?|arrows|keyboard|WASD|space ?bar|hot ?keys?|shortcuts?|key ?presses|"
                             r"keys? to (move|play|steer|control|navigate))\b", re.I)
+# A brief that asks for dragging: boards, sortable lists, sliders' thumbs, drawing ("drop" alone is left out: a
+# dropdown is no drag, and a drag-and-drop brief says "drag").
+_DRAG_IN_BRIEF = re.compile(r"\b(drag\w*|sortable|reorder\w*|re-order\w*|rearrang\w*)\b", re.I)
+_FOCUS = re.compile(r"\bfocus", re.I)
+_CLAUSE_END = re.compile(r"(?<=[.;!?])\s+")
 _KEYS_BY_TEXT = "text"
 """The explorer's reason for pressing keys when the page's text asks for them (``Observation.keyboard``)."""
 
@@ -62,7 +70,7 @@ def _rubric_text(version: str) -> str:
     return path.read_text(encoding="utf-8")
 
 
-DEFAULT_RUBRIC = "heuristic-v4"
+DEFAULT_RUBRIC = "heuristic-v5"
 """The rubric a judge built without one uses."""
 
 
@@ -122,7 +130,7 @@ class HeuristicOptions(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
     rubric: str = DEFAULT_RUBRIC
-    """The deduction table, a file under ``evaluator/rubrics/`` (``heuristic-v1`` .. ``heuristic-v4``)."""
+    """The deduction table, a file under ``evaluator/rubrics/`` (``heuristic-v1`` .. ``heuristic-v5``)."""
 
 
 judges.register("heuristic", options=HeuristicOptions)(HeuristicJudge)
@@ -143,18 +151,18 @@ def _score(bundle: EvidenceBundle, rubric: dict[str, Any], verdict_key: str, ver
     shot = EvidenceRef(file="static/desktop-viewport.png")
 
     facts, image = desktop["facts"], desktop["image"]
-    blank = bool(image["blank"]) or desktop["timings"].get("navigation_error") is not None and facts["text_length"] == 0
-    near_empty = not blank and facts["element_count"] < _NEAR_EMPTY_ELEMENTS and facts["text_length"] < _NEAR_EMPTY_TEXT
+    blank = _blank(rubric, desktop)
     if blank:
         func.deduct("render_failure", "the page rendered blank (nothing but background on the desktop screenshot)",
                     [shot, EvidenceRef(file="static/desktop-facts.json", detail=f"image probe {image}")])
-    elif near_empty:
+    elif _near_empty(rubric, desktop):
         func.deduct("near_empty_render", f"only {facts['element_count']} elements and {facts['text_length']} "
                     "characters of text rendered", [shot])
     _errors(func, console, trace, result)
     _controls(func, query, trace, result)
+    _core_flow(func, rubric, query, trace, facts)
     _submissions(func, trace)
-    _keys(func, query, trace)
+    _keys(func, query, trace, explored=bundle.manifest.agent.policy == "explorer")
     _language(func, query, facts)
 
     aesthetic_base, baseline_reason = _aesthetic_baseline(rubric, facts, image, blank)
@@ -181,6 +189,34 @@ def _score(bundle: EvidenceBundle, rubric: dict[str, Any], verdict_key: str, ver
         aesthetic_reason=f"{baseline_reason} {bonus_reason} " + _reason(aesthetic_base + bonus, aes, aesthetic),
         criteria=criteria, attributions=func.attributions + aes.attributions, label=label,
     )
+
+
+def _blank(rubric: dict[str, Any], desktop: dict[str, Any]) -> bool:
+    """Nothing but background on the desktop screenshot, or no page at all.
+
+    v5: the image probe calls a screen blank when 99.9 % of it is background, which a few short words do not
+    fill; a page whose text is that short (a drawing app's tool links over an empty canvas) is near-empty. More
+    text than that on a screen the probe found blank is text no one sees: blank.
+    """
+    facts, image = desktop["facts"], desktop["image"]
+    if desktop["timings"].get("navigation_error") is not None and facts["text_length"] == 0:
+        return True
+    few_words = (rubric["functional"].get("render", {}).get("few_words_not_blank")
+                 and 0 < facts["text_length"] < _NEAR_EMPTY_TEXT)
+    return bool(image["blank"]) and not few_words
+
+
+def _near_empty(rubric: dict[str, Any], desktop: dict[str, Any]) -> bool:
+    """A handful of elements and no text (v5: also a blank screenshot with a few words, see :func:`_blank`;
+    a canvas covering a large share of the first screen is content, whatever the markup around it)."""
+    facts, image = desktop["facts"], desktop["image"]
+    render = rubric["functional"].get("render", {})
+    canvas = render.get("canvas_content_share")
+    if canvas is not None and facts.get("canvas_share", 0) >= canvas:
+        return False
+    if render.get("few_words_not_blank") and image["blank"]:
+        return True
+    return bool(facts["element_count"] < _NEAR_EMPTY_ELEMENTS and facts["text_length"] < _NEAR_EMPTY_TEXT)
 
 
 def _never_perceived(bundle: EvidenceBundle, rubric: dict[str, Any], verdict_key: str, version: str) -> Verdict:
@@ -225,10 +261,17 @@ def _errors(func: _Ledger, console: list[dict[str, Any]], trace: list[dict[str, 
 
 def _controls(func: _Ledger, query: Query, trace: list[dict[str, Any]], result: dict[str, Any]) -> None:
     coverage = result.get("coverage") or {}
-    if (query.kind is Kind.INTERACTIVE_APPLICATION and not trace and not result.get("error")
-            and coverage.get("salient", 0) == 0):
-        func.deduct("no_controls", "the brief asks for an interactive application but the page offers no control",
-                    [EvidenceRef(file="static/desktop-viewport.png"), EvidenceRef(file="interaction/result.json")])
+    # The explorer watches a page that offers nothing to act on (collector-11): one that changed by itself then is
+    # a display doing its job (a clock, a slideshow), which a rubric with ``live_display_works`` does not charge.
+    watched = [s for s in trace if s["action"]["kind"] == "wait"]
+    live = bool(func.table.get("no_controls", {}).get("live_display_works")) and any(
+        s["result"]["status"] == "changed" for s in watched)
+    if (query.kind is Kind.INTERACTIVE_APPLICATION and len(watched) == len(trace) and not result.get("error")
+            and coverage.get("salient", 0) == 0 and not live):
+        func.deduct("no_controls", "the brief asks for an interactive application but the page offers no control"
+                    + (" and did not change by itself while watched" if watched else ""),
+                    [EvidenceRef(file="static/desktop-viewport.png"), EvidenceRef(file="interaction/result.json")]
+                    + _refs(watched))
     # A control repeated on every item (each row's delete button) is one control: trace format 3 gives it a
     # shape shared by its copies; older traces have only the selector.
     by_control: dict[str, list[dict[str, Any]]] = defaultdict(list)
@@ -268,6 +311,55 @@ def _controls(func: _Ledger, query: Query, trace: list[dict[str, Any]], result: 
         func.deduct("app_unresponsive", f"none of the {len(by_control)} controls used changed anything", refs)
 
 
+def _core_flow(func: _Ledger, rubric: dict[str, Any], query: Query, trace: list[dict[str, Any]],
+               facts: dict[str, Any]) -> None:
+    """The app's core interaction never worked (v5's ``core`` section; absent from older rubrics).
+
+    Its core is read from the evidence: the page's main surface (a control covering a large share of the first
+    screen: a canvas, a board), and dragging when the brief asks for it. Either is charged only when every use
+    of it failed: a single miss among successes is the explorer's aim, not the app.
+    """
+    spec = rubric["functional"].get("core")
+    if spec is None:
+        return
+    width, height = (facts.get("design") or {}).get("viewport") or _DESKTOP
+    screen = max(width * height, 1)
+    uses: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for step in trace:
+        target = step.get("target")
+        if (target is not None and step["action"]["kind"] in _JUDGED_KINDS
+                and target.get("width", 0) * target.get("height", 0) >= spec["surface_share"] * screen):
+            uses[target["selector"]].append(step)
+    for steps in uses.values():
+        if len(steps) >= spec["min_uses"] and not any(s["result"]["status"] == "changed" for s in steps):
+            target = steps[-1]["target"]
+            func.deduct("core_flow_dead", f"the page's main surface ({_what(steps[-1]).split(' on ', 1)[1]}, "
+                        f"{round(target['width'])}x{round(target['height'])} px) never responded in {len(steps)} "
+                        "uses", _refs(steps))
+            return
+    drags = [s for s in trace if s["action"]["kind"] == "drag" and s.get("target") is not None
+             and s["target"]["selector"] not in uses]
+    if (_DRAG_IN_BRIEF.search(query.brief) and len(drags) >= spec["min_uses"]
+            and not any(_dragged(s) for s in drags)):
+        func.deduct("core_flow_dead", f"the brief asks for dragging, and none of {len(drags)} drags moved its item",
+                    _refs(drags[:3]))
+
+
+def _dragged(step: dict[str, Any]) -> bool:
+    """The drag did what a drag does: its item moved where the probe expected, or (no probe) the page's markup
+    changed, or a canvas was drawn on. A drag that only changed pixels elsewhere selected text or lit a hover
+    style: the browser's doing, not the app's."""
+    result = step["result"]
+    if result["status"] != "changed" or result.get("expectation_met") is False:
+        return False
+    return bool(result.get("expectation_met") or result.get("dom_changed") or step["target"]["tag"] == "canvas")
+
+
+def _refs(steps: list[dict[str, Any]]) -> list[EvidenceRef]:
+    return [EvidenceRef(step=s["step"], video_time_s=s["action_start_s"], file=s["screenshot"],
+                        detail=(s.get("target") or {}).get("selector")) for s in steps]
+
+
 def _submissions(func: _Ledger, trace: list[dict[str, Any]]) -> None:
     """Text typed into a field, then submitted with Enter, that changed nothing anywhere: the field is dead.
 
@@ -292,15 +384,22 @@ def _submissions(func: _Ledger, trace: list[dict[str, Any]]) -> None:
                             "nothing on the page changed", refs)
 
 
-def _keys(func: _Ledger, query: Query, trace: list[dict[str, Any]]) -> None:
+def _keys(func: _Ledger, query: Query, trace: list[dict[str, Any]], *, explored: bool) -> None:
     """A page that listens for keys pressed on it, where no key press did anything (against an idle control).
 
-    A rubric whose row says ``keyboard_apps_only`` charges it only on a keyboard app (:func:`_keyboard_app`).
+    A rubric whose row says ``keyboard_apps_only`` charges it only on a keyboard app (:func:`_keyboard_app`);
+    one that says ``unheard`` also charges a keyboard app the explorer (``explored``: the policy that probes
+    keys wherever a page listens for them) found no reason to press keys on.
     """
     presses = [s for s in trace if s["action"]["kind"] == "press" and s.get("target") is None
                and s["action"].get("reason", "").startswith(KEY_PROBE_REASON)]
     row = func.table.get("keys_ignored") or {}
-    if row.get("keyboard_apps_only") and not _keyboard_app(query, trace, presses):
+    widget_keys = bool(row.get("focused_keys_are_the_widgets"))
+    if row.get("unheard") and explored and not presses and _brief_asks_for_keys(query.brief, widget_keys):
+        func.deduct("keys_ignored", "the brief asks for keys, and the page gave no sign of listening for any "
+                    "(no key listener on it, no text asking for keys)", [EvidenceRef(file="interaction/trace.json")])
+        return
+    if row.get("keyboard_apps_only") and not _keyboard_app(query, trace, presses, widget_keys):
         return
     if len(presses) >= 3 and all(s["result"]["status"] != "changed" for s in presses):
         keys = ", ".join(str(s["action"].get("text")) for s in presses)
@@ -309,14 +408,24 @@ def _keys(func: _Ledger, query: Query, trace: list[dict[str, Any]]) -> None:
                                                      file=s["screenshot"]) for s in presses[:3]])
 
 
-def _keyboard_app(query: Query, trace: list[dict[str, Any]], presses: list[dict[str, Any]]) -> bool:
+def _keyboard_app(query: Query, trace: list[dict[str, Any]], presses: list[dict[str, Any]], widget_keys: bool
+                  ) -> bool:
     """Whether keys drive the app: the brief asks for them, the page tells its user to use them (the explorer's
     reason ``text``), or the page offered nothing else to use."""
-    if _KEYS_IN_BRIEF.search(query.brief):
+    if _brief_asks_for_keys(query.brief, widget_keys):
         return True
     if any(f"({_KEYS_BY_TEXT})" in s["action"].get("reason", "") for s in presses):
         return True
     return not any(s.get("target") is not None and s["action"]["kind"] in _JUDGED_KINDS for s in trace)
+
+
+def _brief_asks_for_keys(brief: str, widget_keys: bool) -> bool:
+    """The brief asks for keys pressed on the page. With ``widget_keys`` (v5), a sentence that gives the keys to
+    a focused control ("the arrow keys on a focused knob", "with a tab focused") describes that widget's
+    keyboard access, which page-wide presses neither reach nor refute."""
+    if not widget_keys:
+        return bool(_KEYS_IN_BRIEF.search(brief))
+    return any(_KEYS_IN_BRIEF.search(part) and not _FOCUS.search(part) for part in _CLAUSE_END.split(brief))
 
 
 def _language(func: _Ledger, query: Query, facts: dict[str, Any]) -> None:

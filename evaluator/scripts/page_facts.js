@@ -134,6 +134,36 @@
     return { text, families, spacing: top(spacing, 40), colors: top(colors, 60),
              viewport: [innerWidth, innerHeight] };
   })();
+  // What open shadow roots render (web components) is the page's content as much as the light DOM's: their
+  // elements and visible text count, and a canvas there covers the screen as one outside would.
+  const shadow = (() => {
+    let elements = 0, chars = 0, budget = 5000;
+    const canvases = Array.from(document.querySelectorAll('canvas'));
+    const walk = (root, depth) => {
+      for (const el of root.querySelectorAll('*')) {
+        if (--budget < 0 || !el.shadowRoot || depth > 8) continue;
+        const inner = el.shadowRoot;
+        elements += inner.querySelectorAll('*').length;
+        canvases.push(...inner.querySelectorAll('canvas'));
+        const texts = document.createTreeWalker(inner, NodeFilter.SHOW_TEXT);
+        for (let n = texts.nextNode(); n; n = texts.nextNode()) {
+          const parent = n.parentElement;
+          if (parent && !['STYLE', 'SCRIPT', 'TEMPLATE'].includes(parent.tagName)) chars += n.textContent.trim().length;
+        }
+        walk(inner, depth + 1);
+      }
+    };
+    walk(document, 0);
+    const screen = innerWidth * innerHeight;
+    let covered = 0;
+    for (const c of canvases) {
+      const r = c.getBoundingClientRect(), st = getComputedStyle(c);
+      if (st.visibility === 'hidden' || Number(st.opacity) < 0.1) continue;
+      const w = Math.min(r.right, innerWidth) - Math.max(r.left, 0), h = Math.min(r.bottom, innerHeight) - Math.max(r.top, 0);
+      if (w > 0 && h > 0) covered += w * h;
+    }
+    return { elements, chars, canvas: screen ? Math.min(1, Math.round(covered / screen * 1000) / 1000) : 0 };
+  })();
   // Text a reader cannot make out at all: below 1.5:1 (the collapsed-contrast failure, not a pale caption).
   const illegible = lowContrast.filter((e) => e.ratio < 1.5).length;
   return {
@@ -141,8 +171,8 @@
     broken_images: broken, low_contrast: lowContrast.slice(0, 20), low_contrast_count: lowContrast.length,
     text_elements: textElements, css_rules: cssRules, inline_styled_elements: styled, defaults,
     illegible_count: illegible, design,
-    font_family: bodyStyle ? bodyStyle.fontFamily : '', element_count: document.getElementsByTagName('*').length,
-    text_length: b ? b.innerText.trim().length : 0, title: document.title, lang: d ? d.lang : '',
+    font_family: bodyStyle ? bodyStyle.fontFamily : '', element_count: document.getElementsByTagName('*').length + shadow.elements,
+    text_length: (b ? b.innerText.trim().length : 0) + shadow.chars, canvas_share: shadow.canvas, title: document.title, lang: d ? d.lang : '',
     has_viewport_meta: !!document.querySelector('meta[name=viewport]'),
     text_sample: b ? b.innerText.trim().replace(/\s+/g, ' ').slice(0, 2000) : '',
   };

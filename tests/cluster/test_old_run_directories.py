@@ -33,10 +33,11 @@ RECORDED_COLLECTOR = "collector-7"
 # Today's keys for the directory's recorded plan. They change only on purpose: when evidence collection changes
 # (COLLECTOR_VERSION) or a config field that is part of a key is added. Such a change updates this list in the same
 # commit and says why; a list that changed by accident means every resumed sweep would redo all its runs.
-PLANNED_TODAY = ["run-ffea4c68566f830c809d1851", "run-9697432502096884900d2360", "run-cd52261cf6d8f791f1968c69",
-                 "run-1d0d789af1d4b7a03fccf459", "run-667894897b175aef573d481c", "run-f2f7ddeaaff7df2c0444f523",
-                 "run-945cff5110e33a8608c86f85", "run-d4224de5e6c020af4bddd785"]
-# (collector-10: first look in page-time steps behind the network, fields, sliders, drags, keys measured unscrolled)
+PLANNED_TODAY = ["run-19ca73434467e8255208d0ef", "run-fda2a5da2f0316001d607821", "run-71de33bf373dea03946c3571",
+                 "run-5ed81c4ec2605c8caf429a22", "run-4fc5b7e46cd2bb6e30ba0070", "run-7fdf4b15e9499afcf4a9db7e",
+                 "run-5cd55f611a7d9233d3fc8c75", "run-e6598006776ad1f2a25fdafa"]
+# (collector-11: page facts count web components' shadow content and the canvas's share of the screen; a page with
+# nothing to act on is watched)
 
 
 def _replanned() -> tuple[list[str], list[str]]:

@@ -1,4 +1,4 @@
-"""The heuristic judge, one rubric row at a time (``evaluator/rubrics/heuristic-v4.yaml``, the default).
+"""The heuristic judge, one rubric row at a time (``evaluator/rubrics/heuristic-v5.yaml``, the default).
 
 The bundles here are SYNTHETIC: written by hand into ``tmp_path`` instead of collected from a
 browser, because a hand-written bundle isolates one rubric row each. The healthy baseline scores
@@ -70,9 +70,9 @@ def _healthy() -> Files:
     }
 
 
-def _judge(tmp_path: Path, files: Files, rubric: str | None = None) -> Verdict:
-    """Commit ``files`` as a bundle under ``tmp_path`` and score it with the heuristic judge (its default rubric
-    unless ``rubric`` names one)."""
+def _judge(tmp_path: Path, files: Files, rubric: str | None = None, *, policy: str = "explorer") -> Verdict:
+    """Commit ``files`` as a bundle under ``tmp_path`` (its trace made by ``policy``) and score it with the
+    heuristic judge (its default rubric unless ``rubric`` names one)."""
     writer = EvidenceWriter(tmp_path / "bundle")
     for rel, data in files.items():
         if isinstance(data, bytes):
@@ -81,8 +81,8 @@ def _judge(tmp_path: Path, files: Files, rubric: str | None = None) -> Verdict:
             writer.write_json(rel, data)
     tools = ToolVersions(evalgrid="0", collector="synthetic", browser="none", playwright="none", ffmpeg="none",
                          sandbox="local")
-    writer.commit(evidence_key="ev-synthetic", artifact_key="art-synthetic", agent=AgentConfig(), tools=tools,
-                  timings={})
+    writer.commit(evidence_key="ev-synthetic", artifact_key="art-synthetic", agent=AgentConfig(policy=policy),
+                  tools=tools, timings={})
     judge = HeuristicJudge() if rubric is None else HeuristicJudge(rubric=rubric)
     return asyncio.run(judge(EvidenceBundle(tmp_path / "bundle"), verdict_key="v"))
 
@@ -144,6 +144,25 @@ def test_twelve_elements_is_not_near_empty(tmp_path: Path, files: Files) -> None
     assert _judge(tmp_path, files).functional == 8.0
 
 
+def test_a_blank_screenshot_with_a_few_words_is_near_empty_and_with_more_text_blank(
+        tmp_path: Path, files: Files) -> None:
+    """v5: the image probe (99.9 % background) cannot see a few short words; a page of them is near-empty."""
+    files[DESKTOP]["image"]["blank"] = True
+    files[DESKTOP]["facts"].update(element_count=11, text_length=12, text_sample="Lines Clouds")
+    assert _taken(_judge(tmp_path / "few", files))[:1] == [("near_empty_render", 4.0)]
+    assert _taken(_judge(tmp_path / "v4", files, rubric="heuristic-v4"))[:1] == [("render_failure", 8.0)]
+    files[DESKTOP]["facts"].update(text_length=20)
+    assert _taken(_judge(tmp_path / "more", files))[:1] == [("render_failure", 8.0)]
+
+
+def test_a_canvas_covering_a_fifth_of_the_screen_is_content(tmp_path: Path, files: Files) -> None:
+    """v5: a canvas game with no markup around it is not near-empty; a small canvas does not excuse an empty page."""
+    files[DESKTOP]["facts"].update(element_count=8, text_length=0, text_sample="", canvas_share=0.2)
+    assert _taken(_judge(tmp_path / "game", files)) == []
+    files[DESKTOP]["facts"]["canvas_share"] = 0.1
+    assert _taken(_judge(tmp_path / "small", files)) == [("near_empty_render", 4.0)]
+
+
 def test_uncaught_error_at_load_counts_once(tmp_path: Path, files: Files) -> None:
     files[CONSOLE] = [_console("load", "uncaught", "TypeError: board is undefined"),
                       _console("mobile", "uncaught", "TypeError: board is undefined")]
@@ -166,6 +185,23 @@ def test_no_controls_on_an_interactive_application(tmp_path: Path, files: Files)
     verdict = _judge(tmp_path, files)
     assert (verdict.functional, verdict.aesthetic) == (5.0, 8.0)
     assert _taken(verdict) == [("no_controls", 3.0)]
+
+
+def test_a_page_with_nothing_to_act_on_that_changes_by_itself_is_a_working_display(
+        tmp_path: Path, files: Files) -> None:
+    """v5: the explorer watches a page that offers no control; a countdown that ticked is not charged, a still
+    one is (and cites the watch). v4 charges both."""
+    files[RESULT]["coverage"] = {"salient": 0, "exercised": 0, "remaining": []}
+    watch = _step(1, "#x", kind="wait")
+    watch["target"] = None
+    files[TRACE] = [watch]
+    assert _taken(_judge(tmp_path / "ticks", files)) == []
+    assert _taken(_judge(tmp_path / "v4", files, rubric="heuristic-v4")) == [("no_controls", 3.0)]
+    watch["result"].update(status="no_change", dom_changed=False)
+    verdict = _judge(tmp_path / "still", files)
+    assert _taken(verdict) == [("no_controls", 3.0)]
+    assert "did not change by itself while watched" in verdict.attributions[0].description
+    assert verdict.attributions[0].evidence[-1].step == 1
 
 
 def test_no_controls_is_not_charged_to_a_static_presentation(tmp_path: Path, files: Files) -> None:
@@ -259,6 +295,53 @@ def test_double_clicks_and_drags_are_judged_like_clicks(tmp_path: Path, files: F
     files[TRACE] += [_step(4, "#board", "no_change", state="s1", kind=kind),
                      _step(5, "#board", "no_change", state="s2", kind=kind)]
     assert _taken(_judge(tmp_path, files)) == [("dead_control", 1.0)]
+
+
+def _surface(n: int, status: str, kind: str = "drag") -> dict[str, Any]:
+    step = _step(n, "#canvas", status, kind=kind, state=f"s{n}")
+    step["target"].update(tag="canvas", width=1280.0, height=700.0)
+    if status == "changed":
+        step["result"].update(dom_changed=False, visual_changed=True)
+    return step
+
+
+def test_a_main_surface_that_never_responded_is_the_core_flow_dead(tmp_path: Path, files: Files) -> None:
+    """v5: a drawing pad (a control covering most of the screen) dead in two uses is critical; one use that drew
+    clears it; a small dead control stays a dead control."""
+    files[TRACE] += [_surface(4, "no_change", "click"), _surface(5, "no_change")]
+    verdict = _judge(tmp_path / "dead", files)
+    assert _taken(verdict) == [("dead_control", 1.0), ("core_flow_dead", 3.0)]
+    assert "main surface ('canvas', 1280x700 px) never responded in 2 uses" in verdict.attributions[1].description
+    assert _taken(_judge(tmp_path / "v4", files, rubric="heuristic-v4")) == [("dead_control", 1.0)]
+    files[TRACE][-1] = _surface(5, "changed")
+    assert _taken(_judge(tmp_path / "drew", files)) == []
+
+
+def _drag(n: int, moved: bool | None, *, dom: bool = False) -> dict[str, Any]:
+    step = _step(n, f"#todo li:nth-child({n})", "changed" if moved or dom or moved is None else "no_change",
+                 kind="drag", state=f"s{n}")
+    step["target"].update(tag="li", width=200.0, height=30.0)
+    step["result"].update(dom_changed=dom or bool(moved), visual_changed=True, expectation_met=moved,
+                          expected="" if moved is None else "the item is in the list it was dropped on")
+    return step
+
+
+def test_a_drag_app_where_no_drag_moved_its_item_is_the_core_flow_dead(tmp_path: Path, files: Files) -> None:
+    """v5: the brief asks for dragging and every drag failed: critical. One item that moved is the app working
+    (the misses are the explorer's aim); a drag that only lit pixels (text selected, a hover style) moved nothing."""
+    files[QUERY]["brief"] = "A kanban board: drag cards between the columns."
+    files[TRACE] += [_drag(4, False), _drag(5, None)]
+    verdict = _judge(tmp_path / "dead", files)
+    assert ("core_flow_dead", 3.0) in _taken(verdict)
+    assert "none of 2 drags moved its item" in next(a.description for a in verdict.attributions
+                                                    if a.category == "core_flow_dead")
+    files[TRACE].append(_drag(6, True))
+    assert "core_flow_dead" not in dict(_taken(_judge(tmp_path / "moved", files)))
+    files[TRACE][-1] = _drag(6, None, dom=True)
+    assert "core_flow_dead" not in dict(_taken(_judge(tmp_path / "markup", files)))
+    files[QUERY]["brief"] = "A kanban board with a dropdown of owners."
+    files[TRACE] = files[TRACE][:5]
+    assert "core_flow_dead" not in dict(_taken(_judge(tmp_path / "no-drag-brief", files)))
 
 
 def test_input_rejected(tmp_path: Path, files: Files) -> None:
@@ -447,7 +530,7 @@ def test_keys_ignored_needs_three_presses_and_none_effective(tmp_path: Path, fil
     # keys another policy pressed for its own reasons (an LLM agent's Escape) are not a key probe
     files[TRACE][-3:] = [_press(4 + i, key, "no_change", reason="close the dialog")
                          for i, key in enumerate(("Escape", "Tab", "Escape"))]
-    assert _taken(_judge(tmp_path / "agent", files)) == []
+    assert _taken(_judge(tmp_path / "agent", files, policy="llm")) == []
 
 
 def test_keys_are_charged_only_on_a_keyboard_app(tmp_path: Path, files: Files) -> None:
@@ -466,6 +549,31 @@ def test_keys_are_charged_only_on_a_keyboard_app(tmp_path: Path, files: Files) -
     old = _healthy()
     old[TRACE] += presses
     assert _taken(_judge(tmp_path / "v3", old, rubric="heuristic-v3")) == [("keys_ignored", 2.0)]
+
+
+def test_keys_given_to_a_focused_widget_do_not_make_a_keyboard_app(tmp_path: Path, files: Files) -> None:
+    """v5: "the arrow keys on a focused knob" is the widget's keyboard access, which presses on the page neither
+    reach nor refute; v4 took any mention of keys for a keyboard app."""
+    files[QUERY]["brief"] = "Dials you turn with the mouse; the arrow keys on a focused dial step its value."
+    files[TRACE] += [_press(4, "ArrowRight", "no_change"), _press(5, "ArrowDown", "no_change"),
+                     _press(6, "Space", "no_change")]
+    assert _taken(_judge(tmp_path / "widget", files)) == []
+    assert _taken(_judge(tmp_path / "v4", files, rubric="heuristic-v4")) == [("keys_ignored", 2.0)]
+    files[QUERY]["brief"] = "Dials you turn with the mouse. The arrow keys turn the last dial used."
+    assert _taken(_judge(tmp_path / "page", files)) == [("keys_ignored", 2.0)]
+
+
+def test_a_keyboard_app_that_listens_for_no_key_is_charged(tmp_path: Path, files: Files) -> None:
+    """v5: the explorer presses keys on every page that listens for them; a keyboard app that gave it no reason
+    to (its key handler gone) has keys that cannot work. Not said of another policy's trace, which probes no keys."""
+    files[QUERY]["brief"] = "A 2048 game: the arrow keys slide the tiles."
+    verdict = _judge(tmp_path / "unheard", files)
+    assert _taken(verdict) == [("keys_ignored", 2.0)]
+    assert "gave no sign of listening" in verdict.attributions[0].description
+    assert _taken(_judge(tmp_path / "v4", files, rubric="heuristic-v4")) == []
+    assert _taken(_judge(tmp_path / "agent", files, policy="llm")) == []
+    files[TRACE].append(_press(4, "ArrowLeft", "changed"))
+    assert _taken(_judge(tmp_path / "heard", files)) == []
 
 
 def test_unstyled_is_decided_from_computed_defaults_not_style_attributes(tmp_path: Path, files: Files) -> None:

@@ -26,10 +26,10 @@ def test_every_category_has_a_severity_a_deduction_and_a_cap() -> None:
 
 
 def test_judge_version_carries_a_hash_of_the_rubric_text_so_edits_rekey_verdicts() -> None:
-    text = resources.files("evaluator").joinpath("rubrics/heuristic-v4.yaml").read_bytes()
-    assert DEFAULT_RUBRIC == "heuristic-v4"
-    assert HeuristicJudge().version == f"heuristic-v4@{hashlib.sha256(text).hexdigest()[:12]}"
-    assert load_rubric()["version"] == "heuristic-v4"
+    text = resources.files("evaluator").joinpath("rubrics/heuristic-v5.yaml").read_bytes()
+    assert DEFAULT_RUBRIC == "heuristic-v5"
+    assert HeuristicJudge().version == f"heuristic-v5@{hashlib.sha256(text).hexdigest()[:12]}"
+    assert load_rubric()["version"] == "heuristic-v5"
 
 
 @pytest.mark.parametrize("version", ["heuristic-v1", "heuristic-v2"])
@@ -64,3 +64,16 @@ def test_v4_changes_only_the_functional_rules_it_names() -> None:
     assert new["keys_ignored"]["keyboard_apps_only"] is True and "keyboard_apps_only" not in old["keys_ignored"]
     assert {k: v for k, v in new.items() if k not in ("keys_ignored", "app_unresponsive")} == {
         k: v for k, v in old.items() if k not in ("keys_ignored", "core_interaction_failure")}
+
+
+def test_v5_adds_only_the_core_flow_row_and_its_render_watch_and_key_rules() -> None:
+    v5, v4 = load_rubric("heuristic-v5"), load_rubric("heuristic-v4")
+    assert v5["aesthetic"] == v4["aesthetic"]
+    new, old = v5["functional"]["categories"], v4["functional"]["categories"]
+    assert set(new) - set(old) == {"core_flow_dead"} and set(old) <= set(new)
+    assert new["core_flow_dead"]["severity"] == "critical"
+    assert new["no_controls"]["live_display_works"] is True and "live_display_works" not in old["no_controls"]
+    assert new["keys_ignored"]["unheard"] is new["keys_ignored"]["focused_keys_are_the_widgets"] is True
+    changed = ("core_flow_dead", "no_controls", "keys_ignored")
+    assert {k: v for k, v in new.items() if k not in changed} == {k: v for k, v in old.items() if k not in changed}
+    assert "core" not in v4["functional"] and "render" not in v4["functional"]

