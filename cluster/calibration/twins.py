@@ -180,9 +180,17 @@ def _without_own_scripts(html: str) -> str:
 
 
 def _without_css(html: str) -> str:
-    """Drop style elements, stylesheet links, style attributes and CSS-generating CDN scripts."""
-    def keep(match: re.Match[str]) -> str:
+    """Drop style elements, stylesheet links, style attributes and CSS-generating CDN scripts.
+
+    Only the markup is edited: a script's text (jQuery's ``style="..."`` strings, a ``<style>`` built in a
+    string) is code, and editing it would break the script, which is not what an aesthetic twin is for.
+    """
+    def strip(markup: str) -> str:
+        return _STYLE_ATTR.sub("", _STYLESHEET_LINK.sub("", _STYLE.sub("", markup)))
+
+    parts, at = [], 0
+    for match in _SCRIPT.finditer(html):
         src = _SRC.search(match.group("attrs"))
-        return "" if src and _CSS_CDN.search(src.group("src")) else match.group(0)
-    html = _SCRIPT.sub(keep, html)
-    return _STYLE_ATTR.sub("", _STYLESHEET_LINK.sub("", _STYLE.sub("", html)))
+        parts += [strip(html[at:match.start()]), "" if src and _CSS_CDN.search(src.group("src")) else match.group(0)]
+        at = match.end()
+    return "".join(parts) + strip(html[at:])

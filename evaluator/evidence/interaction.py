@@ -139,6 +139,18 @@ _BOX_JS = """(selector) => {
 }"""
 
 
+def _own(pending: _Pending) -> str | None:
+    """The control a click acts on, whose own look and attributes are not its effect; None for other actions, for
+    a canvas (what is drawn on it is the app's output) and for a checkbox, radio or switch, whose own state is
+    what a user changes."""
+    target = pending.target
+    if (target is None or pending.action.kind not in (ActionKind.CLICK, ActionKind.DBLCLICK)
+            or target.tag == "canvas" or target.type in ("checkbox", "radio")
+            or target.role in ("checkbox", "radio", "switch")):
+        return None
+    return target.selector
+
+
 async def _box(page: Page, selector: str) -> FloatRect | None:
     """Where the element is in the viewport, as ``locator.bounding_box`` says (None: not there, or not displayed),
     measured in the isolated world: Playwright's makes a handle to it in the page's own, which the page sees."""
@@ -348,12 +360,18 @@ class Interaction:
         return sum(self._was_exercised(selector) for selector in self._salient)
 
     async def _measure(self, pending: _Pending, state: str, shot: bytes) -> ActionResult:
-        facts = await effect_facts(self._page)
+        facts = await effect_facts(self._page, _own(pending))
         before = pending.pre_facts or facts
-        fraction = changed_fraction(pending.pre_shot, shot) if pending.pre_shot is not None else 0.0
-        dom = state != pending.pre_state
+        # A click that only marked the control itself (pressed, selected, its own class) did not reach the app's
+        # output: its markup counts only outside the control, and its pixels only outside its box.
+        own = before.get("own") if before.get("outside") is not None and facts.get("outside") is not None else None
+        fraction = (changed_fraction(pending.pre_shot, shot, outside=own) if pending.pre_shot is not None
+                    else 0.0)
         markup = facts["markup"] != before["markup"]
         count = facts["items"] != before["items"]
+        dom = state != pending.pre_state
+        if own is not None and markup and facts["outside"] == before["outside"]:
+            markup, dom = False, count or facts["url"] != before["url"]
         errors = [f"{e['kind']}: {e['text']}" for e in
                   self._log.since(pending.start_wall, ConsoleClass.UNCAUGHT, ConsoleClass.ERROR)]
         idle = pending.idle_fraction
@@ -600,7 +618,7 @@ class Interaction:
     async def _note_state(self, pending: _Pending) -> None:
         pending.pre_state = await state_signature(self._page)
         pending.pre_shot = await self._page.screenshot(**_SHOT)
-        pending.pre_facts = await effect_facts(self._page)
+        pending.pre_facts = await effect_facts(self._page, _own(pending))
 
     async def _type(self, action: Action, target: ElementInfo, pending: _Pending) -> None:
         """Type over the field's text; a field that does not take the text rejects the input."""

@@ -124,15 +124,24 @@ def probe_image(png: bytes) -> ImageProbe:
 
 VISUAL_CHANGE_THRESHOLD = 0.0008
 """Share of changed pixels above which two screenshots differ by more than anti-aliasing noise."""
+_RING_PX = 6
+"""How far past a control's box its own focus ring or pressed look may paint."""
 
 
-def changed_fraction(before_png: bytes, after_png: bytes) -> float:
-    """Share of pixels that differ clearly between two screenshots (1.0 when they cannot be compared)."""
+def changed_fraction(before_png: bytes, after_png: bytes, *, outside: dict[str, float] | None = None) -> float:
+    """Share of pixels that differ clearly between two screenshots (1.0 when they cannot be compared); with
+    ``outside`` (a box in CSS pixels, the screenshots being at scale 1), pixels in that box do not count."""
     a = cv2.imdecode(np.frombuffer(before_png, np.uint8), cv2.IMREAD_GRAYSCALE) if before_png else None
     b = cv2.imdecode(np.frombuffer(after_png, np.uint8), cv2.IMREAD_GRAYSCALE) if after_png else None
     if a is None or b is None or a.shape != b.shape:
         return 1.0
-    return float((np.abs(a.astype(np.int16) - b.astype(np.int16)) > 24).mean())
+    changed = np.abs(a.astype(np.int16) - b.astype(np.int16)) > 24
+    if outside is not None:
+        # a focus ring or a pressed look reaches a few pixels past the control's box
+        x0, y0 = max(int(outside["x"]) - _RING_PX, 0), max(int(outside["y"]) - _RING_PX, 0)
+        x1, y1 = int(outside["x"] + outside["width"]) + _RING_PX, int(outside["y"] + outside["height"]) + _RING_PX
+        changed[y0:y1, x0:x1] = False
+    return float(changed.mean())
 
 
 def visual_change(before_png: bytes, after_png: bytes, *, threshold: float = VISUAL_CHANGE_THRESHOLD) -> bool:
@@ -145,9 +154,13 @@ async def keyboard_driven(page: Page) -> str:
     return str(await world(page).call(page_script("keyboard_driven"), marks=True) or "")
 
 
-async def effect_facts(page: Page) -> dict[str, Any]:
-    """Markup fingerprint (field values left out), list item count and visible text: what an action changed."""
-    facts: dict[str, Any] = await evaluate(page, page_script("effect_facts"))
+async def effect_facts(page: Page, own: str | None = None) -> dict[str, Any]:
+    """Markup fingerprint (field values left out), list item count and visible text: what an action changed.
+
+    With ``own`` (the selector of a control acted on), also the fingerprint of the markup outside the control's
+    own attributes (``outside``) and the control's box (``own``), when the control is small enough to be one.
+    """
+    facts: dict[str, Any] = await evaluate(page, page_script("effect_facts"), own)
     return facts
 
 

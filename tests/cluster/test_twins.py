@@ -240,3 +240,16 @@ def test_a_twin_does_not_look_keyboard_driven_when_its_original_does_not() -> No
             await context.close()
         return out
     assert set(with_browser(scenario).values()) == {""}
+
+
+def test_css_removed_edits_the_markup_and_never_a_scripts_text() -> None:
+    """A library's code holds style attributes and style elements in its strings (jQuery, Selectize): cutting
+    them out of a script broke it (a SyntaxError at load), which is no aesthetic twin."""
+    page = ("<!DOCTYPE html><html><head><style>p { color: red }</style></head><body>"
+            "<p style=\"margin: 0\">x</p>"
+            "<script>const tip = '<div style=\"color: red\">'; const css = '<style>a{}</style>';</script>"
+            "<script src=\"https://cdn.tailwindcss.com\"></script></body></html>")
+    twin = make_twin(f"```html\n{page}\n```\n", Operator.CSS_REMOVED) or ""
+    assert "<p>x</p>" in twin and "p { color: red }" not in twin
+    assert "const tip = '<div style=\"color: red\">'; const css = '<style>a{}</style>';" in twin
+    assert "cdn.tailwindcss.com" not in twin

