@@ -162,7 +162,8 @@ def _score(bundle: EvidenceBundle, rubric: dict[str, Any], verdict_key: str, ver
     _controls(func, query, trace, result)
     _core_flow(func, rubric, query, trace, facts)
     _submissions(func, trace)
-    _keys(func, query, trace, explored=bundle.manifest.agent.policy == "explorer")
+    probed = bundle.manifest.agent.policy == "explorer" and not _canvas_page(rubric, facts)
+    _keys(func, query, trace, probed=probed)
     _language(func, query, facts)
 
     aesthetic_base, baseline_reason = _aesthetic_baseline(rubric, facts, image, blank)
@@ -211,12 +212,17 @@ def _near_empty(rubric: dict[str, Any], desktop: dict[str, Any]) -> bool:
     a canvas covering a large share of the first screen is content, whatever the markup around it)."""
     facts, image = desktop["facts"], desktop["image"]
     render = rubric["functional"].get("render", {})
-    canvas = render.get("canvas_content_share")
-    if canvas is not None and facts.get("canvas_share", 0) >= canvas:
+    if _canvas_page(rubric, facts):
         return False
     if render.get("few_words_not_blank") and image["blank"]:
         return True
     return bool(facts["element_count"] < _NEAR_EMPTY_ELEMENTS and facts["text_length"] < _NEAR_EMPTY_TEXT)
+
+
+def _canvas_page(rubric: dict[str, Any], facts: dict[str, Any]) -> bool:
+    """A canvas covers the rubric's share of the first screen (v5): it is content, and it may take keys itself."""
+    share = rubric["functional"].get("render", {}).get("canvas_content_share")
+    return share is not None and facts.get("canvas_share", 0) >= share
 
 
 def _never_perceived(bundle: EvidenceBundle, rubric: dict[str, Any], verdict_key: str, version: str) -> Verdict:
@@ -384,18 +390,20 @@ def _submissions(func: _Ledger, trace: list[dict[str, Any]]) -> None:
                             "nothing on the page changed", refs)
 
 
-def _keys(func: _Ledger, query: Query, trace: list[dict[str, Any]], *, explored: bool) -> None:
+def _keys(func: _Ledger, query: Query, trace: list[dict[str, Any]], *, probed: bool) -> None:
     """A page that listens for keys pressed on it, where no key press did anything (against an idle control).
 
     A rubric whose row says ``keyboard_apps_only`` charges it only on a keyboard app (:func:`_keyboard_app`);
-    one that says ``unheard`` also charges a keyboard app the explorer (``explored``: the policy that probes
-    keys wherever a page listens for them) found no reason to press keys on.
+    one that says ``unheard`` also charges a keyboard app on which the keys were ``probed`` (by the explorer,
+    which presses keys wherever a page listens for them; not on a page with a large canvas, which may listen for
+    keys itself) and none was pressed, the explorer having acted on the page.
     """
     presses = [s for s in trace if s["action"]["kind"] == "press" and s.get("target") is None
                and s["action"].get("reason", "").startswith(KEY_PROBE_REASON)]
     row = func.table.get("keys_ignored") or {}
     widget_keys = bool(row.get("focused_keys_are_the_widgets"))
-    if row.get("unheard") and explored and not presses and _brief_asks_for_keys(query.brief, widget_keys):
+    if (row.get("unheard") and probed and trace and not presses
+            and _brief_asks_for_keys(query.brief, widget_keys)):
         func.deduct("keys_ignored", "the brief asks for keys, and the page gave no sign of listening for any "
                     "(no key listener on it, no text asking for keys)", [EvidenceRef(file="interaction/trace.json")])
         return

@@ -572,6 +572,9 @@ def test_a_keyboard_app_that_listens_for_no_key_is_charged(tmp_path: Path, files
     assert "gave no sign of listening" in verdict.attributions[0].description
     assert _taken(_judge(tmp_path / "v4", files, rubric="heuristic-v4")) == []
     assert _taken(_judge(tmp_path / "agent", files, policy="llm")) == []
+    files[DESKTOP]["facts"]["canvas_share"] = 0.5  # a canvas game may take keys on the canvas itself
+    assert _taken(_judge(tmp_path / "canvas", files)) == []
+    files[DESKTOP]["facts"]["canvas_share"] = 0.0
     files[TRACE].append(_press(4, "ArrowLeft", "changed"))
     assert _taken(_judge(tmp_path / "heard", files)) == []
 
