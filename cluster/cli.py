@@ -32,7 +32,15 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
-from cluster.calibration.calibrate import SUITE, calibration_table, load_labels, load_suite, measure, write_sweep
+from cluster.calibration.calibrate import (
+    BUILT_IN,
+    SUITE,
+    calibration_table,
+    load_labels,
+    load_suite,
+    measure,
+    write_sweep,
+)
 from cluster.calibration.twins import Operator
 from cluster.k8s.api import current_namespace
 from cluster.k8s.submit import (
@@ -986,8 +994,10 @@ def _cmd_calibrate(args: argparse.Namespace, console: Console) -> int:
                   f"agent {agent.policy} → {run_dir}", highlight=False)
     result = _run_with_progress(sweep, run_dir, GridOptions(scheduler=args.scheduler, workers=args.workers),
                                 console, no_progress=args.no_progress)
+    suite_name = BUILT_IN if args.suite.resolve() == SUITE.resolve() else args.suite.resolve().name
     calibration = measure(result.outcomes.values(), run_dir, agent=agent, judge=judge,
-                          suite=[app for app, _ in apps], unconfirmed=unconfirmed)
+                          suite=[app for app, _ in apps], unconfirmed=unconfirmed, suite_name=suite_name,
+                          split=args.split)
     (run_dir / "calibrations").mkdir(exist_ok=True)
     write_json_atomic(run_dir / "calibration.json", calibration)
     write_json_atomic(run_dir / "calibrations" / f"{calibration.key}.json", calibration)

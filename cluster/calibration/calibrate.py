@@ -36,6 +36,8 @@ from evaluator.keys import content_key, sha256_bytes
 from evaluator.models import AgentConfig, JudgeConfig, Outcome, OutcomeStatus, Query
 
 SUITE = Path(__file__).resolve().parents[2] / "fixtures" / "calibration"
+BUILT_IN = "built-in"
+"""The name a calibration gives the suite at :data:`SUITE`."""
 CANDIDATE = "calibration"
 ORIGINAL = "original"
 Feature = Literal["enter", "checkbox", "delete", "click", "keyboard", "canvas"]
@@ -168,7 +170,12 @@ class Calibration(BaseModel):
     model_config = ConfigDict(use_attribute_docstrings=True)
 
     key: str
-    """Content key of (judge version, judge config, agent config): calibrations of the same pair match."""
+    """Content key of (judge version, judge config, agent config), and of the suite and half when they are not the
+    built-in suite whole: calibrations of the same pair on the same suite match."""
+    suite: str = BUILT_IN
+    """The suite: ``built-in`` (``fixtures/calibration``) or the directory name of another (``realapps``)."""
+    split: str = "all"
+    """The half of the suite run: ``all``, ``dev`` or ``test``."""
     judge_version: str
     """The judge's version as its verdicts give it (rubric or prompt version)."""
     judge: JudgeConfig
@@ -313,11 +320,13 @@ def write_sweep(apps: list[tuple[SuiteApp, str]], operators: Iterable[Operator],
 
 
 def measure(outcomes: Iterable[Outcome], run_dir: Path, *, agent: AgentConfig, judge: JudgeConfig,
-            suite: Iterable[SuiteApp] = (), unconfirmed: Iterable[str] = ()) -> Calibration:
+            suite: Iterable[SuiteApp] = (), unconfirmed: Iterable[str] = (), suite_name: str = BUILT_IN,
+            split: str = "all") -> Calibration:
     """The calibration measures from a finished suite sweep's outcomes (and its evidence, for the screen check).
 
     ``suite``: the apps, for the measures per half and style of a suite whose apps have them; ``unconfirmed``:
-    versions their play-test did not confirm (counted among the pairs left out).
+    versions their play-test did not confirm (counted among the pairs left out); ``suite_name`` and ``split``:
+    which suite, and which half of it, the outcomes are from.
     """
     by_version: dict[tuple[str, str], Outcome] = {}
     for outcome in outcomes:
@@ -348,8 +357,11 @@ def measure(outcomes: Iterable[Outcome], run_dir: Path, *, agent: AgentConfig, j
     if skipped := len(list(unconfirmed)):
         excluded["not confirmed by the app's play-test"] = skipped
     counted = [p for p in pairs if p.excluded is None]
+    configs = (version, judge.model_dump(mode="json"), agent.model_dump(mode="json"))
+    # the built-in suite whole keeps the key it always had, so its stored records still name their files
+    where = () if (suite_name, split) == (BUILT_IN, "all") else (suite_name, split)
     return Calibration(
-        key=content_key("calibration", version, judge.model_dump(mode="json"), agent.model_dump(mode="json")),
+        key=content_key("calibration", *configs, *where), suite=suite_name, split=split,
         judge_version=version, judge=judge, agent=agent, apps=len(apps),
         functional_pairwise_accuracy=overall.functional_accuracy,
         functional_per_operator=_per_operator([p for p in counted if not p.operator.aesthetic], 0),

@@ -27,6 +27,7 @@ from urllib.parse import quote
 
 from pydantic import TypeAdapter, ValidationError
 
+from cluster.calibration.calibrate import Calibration
 from cluster.calibration.match import CalibrationMatch, find_calibration
 from cluster.pairwise.summary import DimensionSummary, HumanComparison, PairwiseSummary, read_summaries
 from cluster.reduce.records import (
@@ -320,20 +321,29 @@ def _exclusion_warning(reduction: Reduction) -> str:
 
 
 def _calibration_section(match: CalibrationMatch) -> str:
-    """The calibration of this sweep's judge and agent beside the leaderboard, or a line saying there is none."""
-    c = match.calibration
-    if c is None:
+    """The calibrations of this sweep's judge and agent beside the leaderboard, one table per suite (with its
+    halves' measures where it has them), or a line saying there is none."""
+    if not match.calibrations:
         return f'<p class="empty" id="calibration-none">{_e(match.note)}</p>'
+    return "".join(_calibration_table(c, note, first=i == 0) for i, (c, note) in enumerate(match.calibrations))
+
+
+def _calibration_table(c: Calibration, note: str, *, first: bool) -> str:
     rows = [("functional pairwise accuracy (twin strictly below its original)",
              _num(c.functional_pairwise_accuracy, 3)),
             ("AUC, working apps vs functional twins", _num(c.auc, 3)),
             ("aesthetic twin accuracy", _num(c.aesthetic_twin_accuracy, 3)),
             ("largest functional drift on aesthetic twins", _num(c.functional_drift_max, 2)),
             ("working apps", str(c.apps)),
+            *((f"{half} half: functional pairwise accuracy / AUC / aesthetic twin accuracy",
+               " / ".join((_num(g.functional_accuracy, 3), _num(g.auc, 3), _num(g.aesthetic_accuracy, 3))))
+              for half, g in sorted(c.groups.items()) if "/" not in half),
             *((f"pairs left out: {reason}", str(count)) for reason, count in c.excluded.items())]
     body = "".join(f'<tr><th scope="row">{_e(name)}</th><td class="num">{value}</td></tr>' for name, value in rows)
-    return (f'<div class="table-wrap"><table id="calibration" data-key="{_e(c.key)}"><caption>{_e(match.note)}'
-            f"</caption><tbody>{body}</tbody></table></div>")
+    # the first table keeps the id pages and tests have always found it by
+    table_id = "calibration" if first else f"calibration-{_e(c.suite)}-{_e(c.split)}"
+    return (f'<div class="table-wrap"><table id="{table_id}" data-key="{_e(c.key)}" data-suite="{_e(c.suite)}">'
+            f"<caption>{_e(note)}</caption><tbody>{body}</tbody></table></div>")
 
 
 def _plot_overall(cands: Sequence[CandidateSummary], threshold: float) -> str:

@@ -15,6 +15,7 @@ import pytest
 from cluster.calibration.calibrate import SUITE, load_suite, measure, write_sweep
 from cluster.calibration.twins import REQUIRES, Operator
 from evaluator.errors import ConfigError
+from evaluator.keys import content_key
 from evaluator.models import AgentConfig, JudgeConfig, Outcome, OutcomeReason, OutcomeStatus, ReasonCode
 
 AGENT, JUDGE = AgentConfig(), JudgeConfig()
@@ -65,12 +66,19 @@ def test_measures_on_known_scores(tmp_path: Path) -> None:
                           "first screenshot differs from the original's": 1}
 
 
-def test_the_key_names_the_judge_and_agent(tmp_path: Path) -> None:
+def test_the_key_names_the_judge_agent_and_suite(tmp_path: Path) -> None:
     outcomes = [_outcome("a.original.h", 8.0), _outcome("a.css_removed.h", 8.0, 1.0)]
     first = measure(outcomes, tmp_path, agent=AGENT, judge=JUDGE)
     assert first.key == measure(outcomes, tmp_path, agent=AGENT, judge=JUDGE).key
     assert first.key != measure(outcomes, tmp_path, agent=AgentConfig(max_steps=30), judge=JUDGE).key
     assert first.key != measure(outcomes, tmp_path, agent=AGENT, judge=JudgeConfig(name="llm")).key
+    # the built-in suite whole keeps the key it always had; another suite, or a half, has its own record
+    assert first.key == content_key("calibration", first.judge_version, JUDGE.model_dump(mode="json"),
+                                    AGENT.model_dump(mode="json"))
+    assert (first.suite, first.split) == ("built-in", "all")
+    dev = measure(outcomes, tmp_path, agent=AGENT, judge=JUDGE, suite_name="realapps", split="dev")
+    test = measure(outcomes, tmp_path, agent=AGENT, judge=JUDGE, suite_name="realapps", split="test")
+    assert len({first.key, dev.key, test.key}) == 3 and (dev.suite, dev.split) == ("realapps", "dev")
 
 
 def test_the_built_in_suite_is_valid_and_broad() -> None:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from rich.console import Console
 
-from cluster.calibration.calibrate import Calibration
+from cluster.calibration.calibrate import Calibration, GroupScore
 from cluster.reduce.leaderboard import build_leaderboard, leaderboard_markdown, leaderboard_table
 from cluster.reduce.reducer import reduce_run_dir
 from cluster.report.html import write_report
@@ -120,6 +120,27 @@ def test_the_report_shows_rates_warns_and_shows_only_the_matching_calibration(tm
     assert 'id="exclusion-warning"' in html and "Biased exclusion" in html
     assert "15.0%" in html and "infra-error rate" in html
     assert 'data-key="calibration-now"' in html and "calibration-old" not in html and "0.917" in html
+
+
+def test_the_report_shows_the_built_in_and_the_real_app_calibrations_with_their_halves(tmp_path: Path) -> None:
+    """One table per suite, the built-in first (and found by its old id); a real-app record shows its dev and test
+    halves' measures."""
+    run_dir = _run_dir(tmp_path, _sweep(infra_a=1), {"calibration-real": f"heuristic:{RUBRIC}",
+                                                     "calibration-now": f"heuristic:{RUBRIC}"})
+    path = run_dir / "calibrations" / "calibration-real.json"
+    real = Calibration.model_validate_json(path.read_text(encoding="utf-8"))
+    half = GroupScore(apps=19, functional_pairs=43, functional_correct=33, functional_accuracy=0.767, auc=0.816,
+                      aesthetic_pairs=19, aesthetic_correct=14, aesthetic_accuracy=0.737, drift_max=8.0,
+                      drift_within_1=0.58)
+    path.write_text(real.model_copy(update={"suite": "realapps", "groups": {"dev": half, "dev/sliders": half}})
+                    .model_dump_json(), encoding="utf-8")
+    html = _report(run_dir)
+    assert html.index('data-key="calibration-now"') < html.index('data-key="calibration-real"')
+    assert 'id="calibration" data-key="calibration-now" data-suite="built-in"' in html
+    assert 'id="calibration-realapps-all" data-key="calibration-real" data-suite="realapps"' in html
+    assert "on the realapps suite: 3 working apps" in html
+    assert "dev half: functional pairwise accuracy / AUC / aesthetic twin accuracy" in html
+    assert "0.767 / 0.816 / 0.737" in html and "dev/sliders" not in html
 
 
 def test_the_report_says_when_no_calibration_matches_this_judge(tmp_path: Path) -> None:
