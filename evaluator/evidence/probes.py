@@ -139,7 +139,9 @@ def changed_fraction(before_png: bytes, after_png: bytes, *, outside: dict[str, 
     if outside is not None:
         # a focus ring or a pressed look reaches a few pixels past the control's box
         x0, y0 = max(int(outside["x"]) - _RING_PX, 0), max(int(outside["y"]) - _RING_PX, 0)
-        x1, y1 = int(outside["x"] + outside["width"]) + _RING_PX, int(outside["y"] + outside["height"]) + _RING_PX
+        # (an end above or left of the screen stays 0: a negative slice end would count from the far edge)
+        x1 = max(int(outside["x"] + outside["width"]) + _RING_PX, 0)
+        y1 = max(int(outside["y"] + outside["height"]) + _RING_PX, 0)
         changed[y0:y1, x0:x1] = False
     return float(changed.mean())
 

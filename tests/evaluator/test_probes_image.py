@@ -10,7 +10,7 @@ import cv2
 import numpy as np
 import pytest
 
-from evaluator.evidence.probes import probe_image, visual_change
+from evaluator.evidence.probes import changed_fraction, probe_image, visual_change
 
 W, H = 1280, 800
 
@@ -120,3 +120,17 @@ def test_empty_screenshot_bytes_are_handled_like_undecodable_ones() -> None:
     # Regression: cv2.imdecode raises on an empty buffer, which once crashed both probes.
     assert probe_image(b"").blank is True
     assert visual_change(b"", _png(_white())) is True
+
+
+def test_a_change_inside_the_controls_box_does_not_count_outside_it() -> None:
+    """The control's own look (pressed, a focus ring reaching 6 px past its box) is left out; a change elsewhere
+    counts; a box scrolled above the screen masks nothing (a negative slice end would mask from the far edge)."""
+    before, after = _white(), _white()
+    after[300:340, 500:620] = 0  # the button itself turned dark
+    button = {"x": 505.0, "y": 305.0, "width": 110.0, "height": 30.0}
+    assert changed_fraction(_png(before), _png(after)) > 0.004
+    assert changed_fraction(_png(before), _png(after), outside=button) == 0.0
+    after[600:700, 100:300] = 0  # and the result below it
+    assert changed_fraction(_png(before), _png(after), outside=button) == pytest.approx(200 * 100 / (W * H))
+    above = {"x": 0.0, "y": -400.0, "width": 1280.0, "height": 100.0}
+    assert changed_fraction(_png(before), _png(after), outside=above) == changed_fraction(_png(before), _png(after))
