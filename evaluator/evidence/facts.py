@@ -80,8 +80,8 @@ class PageFacts(_Fact):
     font_family: str
     element_count: int = _Count
     text_length: int = _Count
-    canvas_share: Number = Field(default=0, ge=0, le=1)
-    """The share of the first screen that visible canvases cover (facts collected before it: 0)."""
+    canvas_share: Number = Field(ge=0, le=1)
+    """The share of the first screen that visible canvases cover (the judge reads facts stored before it as 0)."""
     title: str
     lang: str
     has_viewport_meta: bool

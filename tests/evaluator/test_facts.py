@@ -23,8 +23,8 @@ FACTS: dict[str, Any] = {
     "illegible_count": 0,
     "design": {"text": [[40, 48.5, 300, 40, 32, 700, "l", 1, 7, 0]], "families": ["system-ui"],
                "spacing": {"16": 4, "8.5": 2}, "colors": {"255,255,255": 1024000}, "viewport": [1280, 800]},
-    "font_family": "system-ui", "element_count": 12, "text_length": 42, "title": "Counter", "lang": "en",
-    "has_viewport_meta": True, "text_sample": "Counter 0 Add one",
+    "font_family": "system-ui", "element_count": 12, "text_length": 42, "canvas_share": 0.25, "title": "Counter",
+    "lang": "en", "has_viewport_meta": True, "text_sample": "Counter 0 Add one",
 }
 
 
@@ -48,8 +48,9 @@ def test_a_missing_field_is_the_pages_tampering_and_names_the_field() -> None:
     {"design": {**FACTS["design"], "text": [["x"]]}},
     {"defaults": {"font": "maybe"}},
     {"has_viewport_meta": "sure"},
+    {"canvas_share": 3},
 ], ids=["list-as-string", "row-without-fields", "negative-count", "short-design-row", "defaults-not-bool",
-        "flag-not-bool"])
+        "flag-not-bool", "share-above-one"])
 def test_a_field_of_the_wrong_kind_is_the_pages_tampering(forged: dict[str, Any]) -> None:
     with pytest.raises(ForgedMeasurementError):
         checked_page_facts({**FACTS, **forged})
