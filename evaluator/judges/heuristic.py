@@ -291,8 +291,7 @@ def _controls(func: _Ledger, query: Query, trace: list[dict[str, Any]], result: 
         statuses = ["no_change" if s["result"].get("expectation_met") is False else s["result"]["status"]
                     for s in steps]
         last = steps[-1]
-        refs = [EvidenceRef(step=s["step"], video_time_s=s["action_start_s"], file=s["screenshot"],
-                            detail=s["target"]["selector"]) for s in steps]
+        refs = _refs(steps)
         ineffective += all(status != "changed" for status in statuses)
         errors = [e for s in steps for e in s["result"]["errors"] if e.startswith("pageerror")]
         if errors:
@@ -362,6 +361,7 @@ def _dragged(step: dict[str, Any]) -> bool:
 
 
 def _refs(steps: list[dict[str, Any]]) -> list[EvidenceRef]:
+    """The steps as cited evidence: step, video time, screenshot and the control acted on (none for a page key)."""
     return [EvidenceRef(step=s["step"], video_time_s=s["action_start_s"], file=s["screenshot"],
                         detail=(s.get("target") or {}).get("selector")) for s in steps]
 
@@ -384,8 +384,7 @@ def _submissions(func: _Ledger, trace: list[dict[str, Any]]) -> None:
             live = typing is not None and typing["result"].get("effect") not in (None, "visual_only", "nothing")
             rejected = typing is not None and typing["result"]["status"] == "input_rejected"  # charged already
             if step["result"]["status"] == "no_change" and not live and not rejected:
-                refs = [EvidenceRef(step=s["step"], video_time_s=s["action_start_s"], file=s["screenshot"],
-                                    detail=target["selector"]) for s in (typing, step) if s is not None]
+                refs = _refs([s for s in (typing, step) if s is not None])
                 func.deduct("input_ignored", f"typed into {_what(step).split(' on ', 1)[1]} and pressed Enter: "
                             "nothing on the page changed", refs)
 
@@ -412,8 +411,7 @@ def _keys(func: _Ledger, query: Query, trace: list[dict[str, Any]], *, probed: b
     if len(presses) >= 3 and all(s["result"]["status"] != "changed" for s in presses):
         keys = ", ".join(str(s["action"].get("text")) for s in presses)
         func.deduct("keys_ignored", f"the page listens for keys, but none of {len(presses)} presses ({keys}) "
-                    "changed anything", [EvidenceRef(step=s["step"], video_time_s=s["action_start_s"],
-                                                     file=s["screenshot"]) for s in presses[:3]])
+                    "changed anything", _refs(presses[:3]))
 
 
 def _keyboard_app(query: Query, trace: list[dict[str, Any]], presses: list[dict[str, Any]], widget_keys: bool
