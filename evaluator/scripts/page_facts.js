@@ -140,8 +140,10 @@
     let elements = 0, chars = 0, budget = 5000;
     const canvases = Array.from(document.querySelectorAll('canvas'));
     const walk = (root, depth) => {
+      if (depth > 8) return;
       for (const el of root.querySelectorAll('*')) {
-        if (--budget < 0 || !el.shadowRoot || depth > 8) continue;
+        if (--budget < 0) break;  // a huge DOM: the rest of it is not walked for shadow roots
+        if (!el.shadowRoot) continue;
         const inner = el.shadowRoot;
         elements += inner.querySelectorAll('*').length;
         canvases.push(...inner.querySelectorAll('canvas'));
