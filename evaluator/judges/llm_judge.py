@@ -49,7 +49,7 @@ from evaluator.models import (
 from evaluator.package_data import package_text
 
 RUBRIC = "llm-judge-v1"
-_PROMPTS = ("judge-static-v1", "judge-dynamic-v1")
+_STATIC_PROMPT = "judge-static-v1"
 _SOURCE_EXTENSIONS = (".html", ".htm", ".js", ".mjs", ".jsx", ".ts", ".tsx", ".css", ".json", ".vue", ".svg", ".md")
 INJECTION_FLAG = "prompt_injection"
 """Flag on a verdict whose app (source, page, logs or the agent's notes) addressed the evaluator."""
@@ -207,6 +207,11 @@ class LLMJudgeOptions(ModelOptions):
     """Video stills shown to the judge."""
     source_chars: int = Field(60_000, ge=0)
     seed: int = 0
+    prompt: Literal["judge-dynamic-v1", "judge-dynamic-v2"] = "judge-dynamic-v2"
+    """The dynamic scoring's instructions: v2 checks computed results against the brief; v1 for rejudging."""
+    result_shots: int = Field(4, ge=0, le=12)
+    """Screens shown after the steps that entered a value (typed, chosen), where computed results appear
+    (``judge-dynamic-v2`` only)."""
 
 
 class LLMJudge:
@@ -214,12 +219,14 @@ class LLMJudge:
 
     def __init__(self, options: LLMJudgeOptions) -> None:
         self._options = options
-        texts = ("\n".join(package_text("prompts", f"{p}.md") for p in _PROMPTS)
+        texts = ("\n".join(package_text("prompts", f"{p}.md") for p in (_STATIC_PROMPT, options.prompt))
                  + package_text("rubrics", f"{RUBRIC}.yaml"))
         digest = sha256_bytes(texts.encode())[:12]
+        # v1's version string is kept as it was, so that its stored verdicts are still found by their keys
+        shots = f":res={options.result_shots}" if options.prompt != "judge-dynamic-v1" else ""
         self._version = (f"{RUBRIC}@{digest}:{_ANSWER_FORMAT}:{options.model}:t={options.temperature}:"
                          f"k={options.keyframes}:img={int(options.images)}:src={options.source_chars}:"
-                         f"seed={options.seed}")
+                         f"seed={options.seed}{shots}")
 
     @property
     def version(self) -> str:
@@ -234,15 +241,16 @@ class LLMJudge:
         options = self._options
         client = models.client(options.endpoint, role="judge")
         evidence = _Evidence(bundle, source_chars=options.source_chars, images=options.images,
-                             keyframes=options.keyframes)
+                             keyframes=options.keyframes,
+                             result_shots=options.result_shots if options.prompt != "judge-dynamic-v1" else 0)
         citable = evidence.citable
         static_answer, static_result = await self._ask(
             client, "static_audit", static_schema(citable), _StaticAudit,
-            [{"role": "system", "content": package_text("prompts", "judge-static-v1.md")},
+            [{"role": "system", "content": package_text("prompts", f"{_STATIC_PROMPT}.md")},
              {"role": "user", "content": evidence.static_content()}], evidence)
         findings, result = await self._ask(
             client, "dynamic_scoring", dynamic_schema(citable), _Findings,
-            [{"role": "system", "content": package_text("prompts", "judge-dynamic-v1.md")},
+            [{"role": "system", "content": package_text("prompts", f"{options.prompt}.md")},
              {"role": "user", "content": evidence.dynamic_content(static_answer)}], evidence)
         return _verdict(bundle, verdict_key, self._version, findings, static_answer,
                         result.model or static_result.model, evidence.findings)
@@ -300,7 +308,8 @@ def _parse(result: ChatResult, parse: type[_AnswerT], evidence: _Evidence) -> tu
 class _Evidence:
     """The bundle as the judge model sees it: redacted, fenced, with images and keyframes."""
 
-    def __init__(self, bundle: EvidenceBundle, *, source_chars: int, images: bool, keyframes: int) -> None:
+    def __init__(self, bundle: EvidenceBundle, *, source_chars: int, images: bool, keyframes: int,
+                 result_shots: int = 0) -> None:
         self.bundle = bundle
         self.rubric = load_rubric()
         self.findings: list[Finding] = []
@@ -313,6 +322,7 @@ class _Evidence:
         result = bundle.json("interaction/result.json") if bundle.has("interaction/result.json") else {}
         self._video_s = float(result.get("video_duration_s") or 0.0)
         self._keyframes = keyframes
+        self._result_shots = result_shots
         self._stills = None if not images or not keyframes or not bundle.has("interaction/video.mp4") else \
             stills(bundle, keyframes)
 
@@ -394,6 +404,20 @@ class _Evidence:
                         {"type": "image_url", "image_url": {"url": f"data:image/jpeg;base64,{data}"}}]
         if self._stills is None:
             content.append({"type": "text", "text": "(no keyframes of the recording are available)"})
+        return content + self._results()
+
+    def _results(self) -> list[dict[str, Any]]:
+        """Screens after the first steps that entered a value (typed, chosen, slid), where a computed result
+        shows: the judge checks it against the brief. Each is the screen before the next value was entered, at
+        most two steps on (the Enter or submit that followed counts; controls tried later do not)."""
+        if not self._result_shots:
+            return []
+        numbers = [int(s["step"]) for s in self._trace if _entered(s)]
+        content: list[dict[str, Any]] = []
+        for at, number in list(enumerate(numbers))[:self._result_shots]:
+            shown = min(numbers[at + 1] if at + 1 < len(numbers) else number + 2, number + 2)
+            content += self._image(f"interaction/steps/{min(shown, len(self._trace)):03d}.jpg",
+                                   f"Screen after the value entered at step {number}")
         return content
 
     @property
@@ -451,6 +475,13 @@ def trace_lines(trace: Iterable[dict[str, Any]]) -> list[str]:
             + f" -> {result.get('status')}" + (f" ({result.get('detail')})" if result.get("detail") else "")
             + (f"; errors: {list(result.get('errors') or [])[:2]}" if result.get("errors") else ""))
     return lines
+
+
+def _entered(step: dict[str, Any]) -> bool:
+    """Whether a trace step entered a value: typed, chose an option, or moved a slider."""
+    target = step.get("target") or {}
+    return (step["action"]["kind"] in ("type", "select") or target.get("intent") == "slider"
+            or (target.get("type") == "range" and step["action"]["kind"] in ("click", "drag")))
 
 
 def console_lines(console: list[dict[str, Any]], most: int) -> list[str]:

@@ -81,12 +81,13 @@ def _judge_with(bundle: Path, responder: Callable[[dict[str, Any]], Turn], tmp_p
 
 @pytest.fixture(scope="module")
 def bundles(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    """Evidence of three apps, collected once for the module: dead-button and the injection twins."""
+    """Evidence of four apps, collected once for the module: dead-button, a list typed into, the injection twins."""
     root = tmp_path_factory.mktemp("bundles")
     brief = Query(id="habits", brief="Build a habit tracker with a streak counter.", domain="productivity",
                   leaf="trackers", difficulty=Difficulty.EASY, language="en", kind=Kind.INTERACTIVE_APPLICATION)
     jobs = {
         "dead-button": (app_artifact("dead-button.html"), app_query("dead-button.html")),
+        "enter-list": (app_artifact("enter-list.html"), app_query("enter-list.html")),
         "clean": (html_artifact("clean", (APPS / "injection" / "clean.html").read_text()), brief),
         "injected": (html_artifact("injected", (APPS / "injection" / "injected.html").read_text()), brief),
     }
@@ -193,6 +194,31 @@ def test_a_judge_told_to_give_full_marks_gives_the_same_verdict_and_the_run_is_f
     shown = "\n".join(_text_of(r) for r in server.requests)
     assert "[evalgrid removed" in shown and "full marks" not in shown.lower()
     assert any(c.criterion == INJECTION_FLAG for c in injected.criteria)
+
+
+def test_v2_shows_the_screens_after_entered_values_and_v1_keeps_its_version(bundles: dict[str, Path],
+                                                                           tmp_path: Path) -> None:
+    def responder(body: dict[str, Any]) -> Turn:
+        return Turn(content=json.dumps(STATIC if _phase(body) == "static_audit" else _dynamic(problems=[])))
+
+    _, server, _ = _judge_with(bundles["enter-list"], responder, tmp_path / "v2")
+    trace = json.loads((bundles["enter-list"] / "interaction" / "trace.json").read_text())
+    typed = [s["step"] for s in trace if s["action"]["kind"] == "type"]
+    assert typed, "the explorer typed nothing into the list's field"
+    dynamic = server.requests[1]
+    assert "Check every result the page computed" in dynamic["messages"][0]["content"]
+    parts = dynamic["messages"][1]["content"]
+    labels = [p["text"] for p in parts if p["type"] == "text" and p["text"].startswith("Screen after")]
+    assert labels[0] == f"Screen after the value entered at step {typed[0]}:"
+    assert parts[parts.index({"type": "text", "text": labels[0]}) + 1]["type"] == "image_url"
+
+    _, server, _ = _judge_with(bundles["enter-list"], responder, tmp_path / "v1", prompt="judge-dynamic-v1")
+    dynamic = server.requests[1]
+    assert "Check every result" not in dynamic["messages"][0]["content"]
+    assert not any(p.get("text", "").startswith("Screen after") for p in dynamic["messages"][1]["content"])
+    v1 = LLMJudge(LLMJudgeOptions(endpoint="judge", model="m", prompt="judge-dynamic-v1")).version
+    v2 = LLMJudge(LLMJudgeOptions(endpoint="judge", model="m")).version
+    assert v1.endswith(":seed=0") and v2.endswith(":seed=0:res=4") and v1.split(":")[0] != v2.split(":")[0]
 
 
 def test_the_schemas_accept_what_the_parser_accepts_and_allow_only_real_citations() -> None:
