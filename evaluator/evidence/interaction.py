@@ -88,6 +88,21 @@ _DELETE_EXPECTED = "the item is removed"
 _TICK_EXPECTED = "the item is ticked (its checked state, a class, aria-* or a counter changes)"
 _MOVE_EXPECTED = "the item is in the list it was dropped on"
 _REORDER_EXPECTED = "the item has a new place in its list"
+_SLIDE_EXPECTED = "the slider's thumb follows the drag along its track"
+_SLIDE_SHARE = 0.25
+"""A thumb that moved less than this share of the drag did not follow it (a stepped thumb moves by whole steps)."""
+# A slider thumb's room on its track, left and right of its middle (px): the track is the first of its three
+# nearest ancestors that is wide and flat, as interactive_elements.js finds it.
+_TRACK_ROOM_JS = """(selector) => {
+  const el = document.querySelector(selector);
+  if (!el) return [0, 0];
+  const r = el.getBoundingClientRect(), middle = r.left + r.width / 2;
+  for (let node = el.parentElement, depth = 0; node && depth < 3; node = node.parentElement, depth++) {
+    const t = node.getBoundingClientRect();
+    if (t.width >= 100 && t.height <= 60 && t.width >= 3 * t.height) return [middle - t.left, t.right - middle];
+  }
+  return [0, 0];
+}"""
 # The text of a dragged item (its longest line), and the text of the list it is dropped on.
 _DRAG_TEXTS_JS = """([item, drop]) => {
   const one = document.querySelector(item), list = document.querySelector(drop);
@@ -225,6 +240,8 @@ class _Pending:
     """For a delete probe: the text of the item it should remove (None: not a probe, or no item to tell by)."""
     drag: tuple[str, str] | None = None
     """For an item dragged to its drop place: its text and the drop list's text before the drag."""
+    slide: tuple[float, float] | None = None
+    """For a slider thumb dragged along its track: its middle before (viewport x) and the drag's length (px)."""
     scroll: tuple[float, float] | None = None
     """For a key pressed on the page: the page's scroll position before it, restored before the effect is
     measured (see :meth:`Interaction._unscroll`)."""
@@ -370,8 +387,12 @@ class Interaction:
         markup = facts["markup"] != before["markup"]
         count = facts["items"] != before["items"]
         dom = state != pending.pre_state
-        if own is not None and markup and facts["outside"] == before["outside"]:
-            markup, dom = False, count or facts["url"] != before["url"]
+        if own is not None:
+            # the state fingerprint sees the control's own value too (a native slider's thumb): only what the
+            # control drove counts, in the markup or in another field's value
+            markup = markup and facts["outside"] != before["outside"]
+            dom = dom and (markup or count or facts["url"] != before["url"]
+                           or facts.get("values") != before.get("values"))
         errors = [f"{e['kind']}: {e['text']}" for e in
                   self._log.since(pending.start_wall, ConsoleClass.UNCAUGHT, ConsoleClass.ERROR)]
         idle = pending.idle_fraction
@@ -429,6 +450,13 @@ class Interaction:
             if not met:
                 detail = f"the item {pending.drag[0][:60]!r} was dropped but did not move" + (
                     "" if changed else "; nothing changed")
+        if pending.slide is not None and target is not None:
+            box = await _box(self._page, target.selector)
+            start, length = pending.slide
+            expected = _SLIDE_EXPECTED
+            met = box is not None and abs(box["x"] + box["width"] / 2 - start) >= _SLIDE_SHARE * abs(length)
+            if not met:
+                detail = "the slider's thumb did not follow the drag" + ("" if changed else "; nothing changed")
         if pending.item_text is not None:
             expected = _DELETE_EXPECTED
             if any(e["kind"] == "dialog" for e in self._log.since(pending.start_wall)):
@@ -741,7 +769,14 @@ class Interaction:
                 return
             to_x, to_y = place
         else:
-            to_x, to_y = x + (action.amount if action.amount is not None else 100.0), y
+            length = action.amount if action.amount is not None else 100.0
+            if pending.target is not None and pending.target.intent == "slider":
+                # along the track, towards its roomier end: a thumb at the far end cannot follow a drag past it
+                left, right = await evaluate(self._page, _TRACK_ROOM_JS, pending.target.selector)
+                length = -abs(length) if left > right else abs(length)
+                thumb = await _box(self._page, pending.target.selector)
+                pending.slide = (thumb["x"] + thumb["width"] / 2 if thumb else x, length)
+            to_x, to_y = x + length, y
         await self._page.mouse.down()
         self._input.last_input_wall = time.time()
         # A person's drag starts with a small move and ends with a short hover over the place: drag libraries

