@@ -16,6 +16,7 @@ from urllib.parse import urlsplit
 from pydantic import BaseModel, ConfigDict
 
 from evaluator.agents.observation import KEY_PROBE_REASON, Action, ActionKind, ElementInfo, Observation, ResultStatus
+from evaluator.brief import asks_for_keys
 from evaluator.llm.client import ModelAccess
 from evaluator.models import AgentConfig, Query
 from evaluator.registry import Registry
@@ -41,6 +42,7 @@ _WATCH_S = 2.5
 """Seconds a page with nothing to act on is watched: a clock ticks, a slideshow turns within them."""
 # A canvas alone (a chart) is no reason to press keys; a listener on the page, or text asking for keys, is.
 _KEY_REASONS = frozenset({"listener", "text"})
+_KEYS_BY_TEXT = "text"
 _SUBMITTED_BY_ENTER = frozenset({"", "text", "search", "email", "url", "tel", "password", "number"})
 _MAX_TRIES_PER_CONTROL = 2
 _UNTYPABLE = frozenset({"file", "hidden", "color", "date", "time", "datetime-local", "month", "week"})
@@ -100,6 +102,10 @@ class _Memory:
     """Keys pressed on the page so far."""
     keys_effective: int = 0
     pressing: bool = False
+    keys_first: bool = True
+    """Keys are pressed on the page before its controls are used: the brief or the page's text asks for keys, or
+    there is no brief to ask. A key listener alone (frameworks listen on the document for Enter and Escape in
+    their fields) waits until the controls are done."""
     watched: bool = False
     """The page, offering nothing to act on, was watched for a while (does it change by itself?)."""
     submitted: str | None = None
@@ -146,7 +152,8 @@ def explorer(*, config: AgentConfig, models: ModelAccess | None = None, query: Q
       controls it has never touched;
     - text entry is completed as a person completes it: Enter in the single-line field just typed into;
     - a page driven by keys pressed anywhere (a game, a slideshow: ``observation.keyboard``) gets the keys
-      such apps use, pressed on the page, until three of them did something or all were tried;
+      such apps use, pressed on the page, until three of them did something or all were tried: first, when
+      the brief or the page's text asks for keys; after its controls, when only a key listener suggests them;
     - stateful probes: what an action created (a list item's checkbox, its delete button, a new panel) is
       acted on first, wherever it is on the page; a delete comes after its item's other controls (it removes
       what they act on), and one whose item stayed is tried again in a new state; so is an option (a filter,
@@ -159,8 +166,8 @@ def explorer(*, config: AgentConfig, models: ModelAccess | None = None, query: Q
     - a page with nothing to act on is watched for a few seconds (a clock or a slideshow works by itself);
     - finishes when nothing untried is left (the loop's coverage gate and budget still apply).
     """
-    del config, models, query  # the explorer needs none of them; the signature is the registry's contract
-    memory = _Memory()
+    del config, models  # the explorer needs neither; the signature is the registry's contract
+    memory = _Memory(keys_first=query is None or asks_for_keys(query.brief))
 
     async def choose(observation: Observation) -> Action:
         editing = _learn(memory, observation)
@@ -209,6 +216,13 @@ def _follow_up(memory: _Memory, observation: Observation) -> Action | None:
             memory.last_selector, memory.submitted = None, submit
             return Action(kind=ActionKind.PRESS, element=field_.index, text="Enter",
                           reason="submit the typed text with Enter")
+    if memory.keys_first or observation.keyboard == _KEYS_BY_TEXT or not observation.elements:
+        return _key_probe(memory, observation)
+    return None
+
+
+def _key_probe(memory: _Memory, observation: Observation) -> Action | None:
+    """The next key pressed on a page driven by keys, until enough of them did something or all were tried."""
     if (observation.keyboard in _KEY_REASONS and memory.keys_effective < _KEYS_ENOUGH
             and len(memory.keys) < len(_PAGE_KEYS)):
         key = _PAGE_KEYS[len(memory.keys)]
@@ -229,6 +243,8 @@ def _next_control(memory: _Memory, observation: Observation, editing: bool) -> A
         chosen = _edit_opened(memory, observation, candidates)
     if chosen is None:
         chosen = _untried(memory, observation, candidates)
+    if chosen is None:
+        chosen = _key_probe(memory, observation)  # keys a listener alone suggested, once the controls are done
     if chosen is None:
         chosen = _go_home(memory, observation, candidates)
     if chosen is None and not stagnant:
@@ -405,9 +421,11 @@ def _actions_for(element: ElementInfo, origin: str) -> list[Action]:
     if not is_actionable(element, origin):
         return []
     tag, kind = element.tag, element.type
-    if tag == "select":
-        choice = element.options[1] if len(element.options) > 1 else (element.options or [""])[0]
+    if tag == "select" and element.options:
+        choice = element.options[1] if len(element.options) > 1 else element.options[0]
         return [Action(kind=ActionKind.SELECT, element=element.index, text=choice)]
+    if tag == "select":  # an empty dropdown offers nothing to choose: a person clicks it, and nothing comes
+        return [Action(kind=ActionKind.CLICK, element=element.index)]
     if tag == "input" and kind == "range":
         return [Action(kind=ActionKind.CLICK, element=element.index, amount=0.75)]
     if element.intent == "slider":  # a slider widget's thumb: dragged along its track, as a hand moves it

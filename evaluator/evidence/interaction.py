@@ -92,16 +92,17 @@ _SLIDE_EXPECTED = "the slider's thumb follows the drag along its track"
 _SLIDE_SHARE = 0.25
 """A thumb that moved less than this share of the drag did not follow it (a stepped thumb moves by whole steps)."""
 # A slider thumb's room on its track, left and right of its middle (px): the track is the first of its three
-# nearest ancestors that is wide and flat, as interactive_elements.js finds it.
+# nearest ancestors that is wide and flat, as interactive_elements.js finds it; null without one (a dial, a
+# vertical slider: its thumb turns or rises, and where it lands is not checked).
 _TRACK_ROOM_JS = """(selector) => {
   const el = document.querySelector(selector);
-  if (!el) return [0, 0];
+  if (!el) return null;
   const r = el.getBoundingClientRect(), middle = r.left + r.width / 2;
   for (let node = el.parentElement, depth = 0; node && depth < 3; node = node.parentElement, depth++) {
     const t = node.getBoundingClientRect();
     if (t.width >= 100 && t.height <= 60 && t.width >= 3 * t.height) return [middle - t.left, t.right - middle];
   }
-  return [0, 0];
+  return null;
 }"""
 # The text of a dragged item (its longest line), and the text of the list it is dropped on.
 _DRAG_TEXTS_JS = """([item, drop]) => {
@@ -772,10 +773,11 @@ class Interaction:
             length = action.amount if action.amount is not None else 100.0
             if pending.target is not None and pending.target.intent == "slider":
                 # along the track, towards its roomier end: a thumb at the far end cannot follow a drag past it
-                left, right = await evaluate(self._page, _TRACK_ROOM_JS, pending.target.selector)
-                length = -abs(length) if left > right else abs(length)
+                room = await evaluate(self._page, _TRACK_ROOM_JS, pending.target.selector)
                 thumb = await _box(self._page, pending.target.selector)
-                pending.slide = (thumb["x"] + thumb["width"] / 2 if thumb else x, length)
+                if room is not None and thumb is not None:
+                    length = -abs(length) if room[0] > room[1] else abs(length)
+                    pending.slide = (thumb["x"] + thumb["width"] / 2, length)
             to_x, to_y = x + length, y
         await self._page.mouse.down()
         self._input.last_input_wall = time.time()
