@@ -1,6 +1,7 @@
 """The heuristic judge: functional and aesthetic scores from measured evidence only.
 
-Its deduction table is the package data file ``rubrics/heuristic-v5.yaml``: severity by role (the app's core
+Its deduction table is the package data file ``rubrics/heuristic-v6.yaml``: v5's, except that a small first
+screen whose core a stateful probe saw working is not near-empty; v5 has severity by role (the app's core
 interaction never working is critical, whatever else responds), and v4's table, which charges keys only on
 keyboard apps and has no "share of dead controls" rule; v3 has v2's deductions, and in place of v2's bonuses the
 design qualities measured by ``evaluator.evidence.design`` (``v3``, ``v2``, and ``v1`` without the rows for
@@ -22,6 +23,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict
 
 from evaluator.agents.observation import KEY_PROBE_REASON
+from evaluator.brief import asks_for_keys
 from evaluator.errors import RegistryError
 from evaluator.evidence.bundle import EvidenceBundle
 from evaluator.evidence.design import Quality, measure_qualities
@@ -50,14 +52,9 @@ _PHONE_WIDTH = 390
 _DESKTOP = (1280, 800)
 """Static Perception's desktop viewport (facts from before the design facts do not record it)."""
 _CORE_INEFFECTIVE_SHARE = 0.5
-# A brief that asks for keys: a game's arrows, a calculator that takes the keyboard, shortcuts.
-_KEYS_IN_BRIEF = re.compile(r"\b(arrow keys?|arrows|keyboard|WASD|space ?bar|hot ?keys?|shortcuts?|key ?presses|"
-                            r"keys? to (move|play|steer|control|navigate))\b", re.I)
 # A brief that asks for dragging: boards, sortable lists, sliders' thumbs, drawing ("drop" alone is left out: a
 # dropdown is no drag, and a drag-and-drop brief says "drag").
 _DRAG_IN_BRIEF = re.compile(r"\b(drag\w*|sortable|reorder\w*|re-order\w*|rearrang\w*)\b", re.I)
-_FOCUS = re.compile(r"\bfocus", re.I)
-_CLAUSE_END = re.compile(r"(?<=[.;!?])\s+")
 _KEYS_BY_TEXT = "text"
 """The explorer's reason for pressing keys when the page's text asks for them (``Observation.keyboard``)."""
 
@@ -70,7 +67,7 @@ def _rubric_text(version: str) -> str:
     return path.read_text(encoding="utf-8")
 
 
-DEFAULT_RUBRIC = "heuristic-v5"
+DEFAULT_RUBRIC = "heuristic-v6"
 """The rubric a judge built without one uses."""
 
 
@@ -130,7 +127,7 @@ class HeuristicOptions(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
     rubric: str = DEFAULT_RUBRIC
-    """The deduction table, a file under ``evaluator/rubrics/`` (``heuristic-v1`` .. ``heuristic-v5``)."""
+    """The deduction table, a file under ``evaluator/rubrics/`` (``heuristic-v1`` .. ``heuristic-v6``)."""
 
 
 judges.register("heuristic", options=HeuristicOptions)(HeuristicJudge)
@@ -155,7 +152,7 @@ def _score(bundle: EvidenceBundle, rubric: dict[str, Any], verdict_key: str, ver
     if blank:
         func.deduct("render_failure", "the page rendered blank (nothing but background on the desktop screenshot)",
                     [shot, EvidenceRef(file="static/desktop-facts.json", detail=f"image probe {image}")])
-    elif _near_empty(rubric, desktop):
+    elif _near_empty(rubric, desktop) and not _small_but_working(rubric, trace):
         func.deduct("near_empty_render", f"only {facts['element_count']} elements and {facts['text_length']} "
                     "characters of text rendered", [shot])
     _errors(func, console, trace, result)
@@ -217,6 +214,13 @@ def _near_empty(rubric: dict[str, Any], desktop: dict[str, Any]) -> bool:
     if render.get("few_words_not_blank") and image["blank"]:
         return True
     return bool(facts["element_count"] < _NEAR_EMPTY_ELEMENTS and facts["text_length"] < _NEAR_EMPTY_TEXT)
+
+
+def _small_but_working(rubric: dict[str, Any], trace: list[dict[str, Any]]) -> bool:
+    """A stateful probe's expected effect happened (v6: an item dragged moved, a thumb followed, a delete removed
+    its item, a tick showed): the page rendered a working app, however little of it there is."""
+    return bool(rubric["functional"].get("render", {}).get("small_but_working")
+                and any(s["result"].get("expectation_met") is True for s in trace))
 
 
 def _canvas_page(rubric: dict[str, Any], facts: dict[str, Any]) -> bool:
@@ -402,7 +406,7 @@ def _keys(func: _Ledger, query: Query, trace: list[dict[str, Any]], *, probed: b
     row = func.table.get("keys_ignored") or {}
     widget_keys = bool(row.get("focused_keys_are_the_widgets"))
     if (row.get("unheard") and probed and trace and not presses
-            and _brief_asks_for_keys(query.brief, widget_keys)):
+            and asks_for_keys(query.brief, widget_keys=widget_keys)):
         func.deduct("keys_ignored", "the brief asks for keys, and the page gave no sign of listening for any "
                     "(no key listener on it, no text asking for keys)", [EvidenceRef(file="interaction/trace.json")])
         return
@@ -418,20 +422,11 @@ def _keyboard_app(query: Query, trace: list[dict[str, Any]], presses: list[dict[
                   ) -> bool:
     """Whether keys drive the app: the brief asks for them, the page tells its user to use them (the explorer's
     reason ``text``), or the page offered nothing else to use."""
-    if _brief_asks_for_keys(query.brief, widget_keys):
+    if asks_for_keys(query.brief, widget_keys=widget_keys):
         return True
     if any(f"({_KEYS_BY_TEXT})" in s["action"].get("reason", "") for s in presses):
         return True
     return not any(s.get("target") is not None and s["action"]["kind"] in _JUDGED_KINDS for s in trace)
-
-
-def _brief_asks_for_keys(brief: str, widget_keys: bool) -> bool:
-    """The brief asks for keys pressed on the page. With ``widget_keys`` (v5), a sentence that gives the keys to
-    a focused control ("the arrow keys on a focused knob", "with a tab focused") describes that widget's
-    keyboard access, which page-wide presses neither reach nor refute."""
-    if not widget_keys:
-        return bool(_KEYS_IN_BRIEF.search(brief))
-    return any(_KEYS_IN_BRIEF.search(part) and not _FOCUS.search(part) for part in _CLAUSE_END.split(brief))
 
 
 def _language(func: _Ledger, query: Query, facts: dict[str, Any]) -> None:

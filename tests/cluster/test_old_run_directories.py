@@ -33,11 +33,12 @@ RECORDED_COLLECTOR = "collector-7"
 # Today's keys for the directory's recorded plan. They change only on purpose: when evidence collection changes
 # (COLLECTOR_VERSION) or a config field that is part of a key is added. Such a change updates this list in the same
 # commit and says why; a list that changed by accident means every resumed sweep would redo all its runs.
-PLANNED_TODAY = ["run-06e61f09792bc4495879c884", "run-b7428dc4a14024e9a000eee7", "run-d5eb40194031759fc6860ba5",
-                 "run-919884a142ca74376d2ad993", "run-e76a8727137bba6c2d532c1d", "run-b04dabdc30a625c0e58605a8",
-                 "run-90b2d241d4e9a358f44498d4", "run-2af753f00eace316182a7a77"]
+PLANNED_TODAY = ["run-1ff166a74695b97f66adb1c8", "run-b5a70eb238adabe4c75b314d", "run-ef7cff4390c64359d2e18ac1",
+                 "run-4697dff2a46b446c63dacfe7", "run-1f2f52fa02953988b321112a", "run-70dc1eba09dc0904ac2435d7",
+                 "run-b4d54e604caefd48c8332cc3", "run-5b31f8857185d1346a3f6439"]
 # (collector-12: a click is judged by the form values outside its control too, so a native slider's own value is not
-# the app's response; a slider thumb's drag goes along its track and is checked by where the thumb ends up.)
+# the app's response; a slider thumb's drag goes along its track and is checked by where the thumb ends up. The
+# default judge's rubric text is keyed too: heuristic-v6 re-keyed them in the same session.)
 
 
 def _replanned() -> tuple[list[str], list[str]]:

