@@ -17,7 +17,7 @@ from playwright.async_api import Browser
 
 from evaluator.answer.agentic import generate_agentic, rounds_digest
 from evaluator.answer.extract import NotAssessable, extract_app
-from evaluator.answer.generate import generate, read_answer
+from evaluator.answer.generate import answer_digest, generate, read_answer
 from evaluator.atomic import write_json_atomic
 from evaluator.browser.app_host import LOOPBACK, AppHost
 from evaluator.browser.context_pool import ContextPool
@@ -79,14 +79,17 @@ def make_run_spec(
     *, candidate: Candidate, query: Query, agent: AgentConfig, judge: JudgeConfig, judge_version: str,
     answers_dir: Path | None, panel: tuple[tuple[JudgeConfig, str], ...] = (), cell: tuple[str | None, int] = (None, 0),
 ) -> RunSpec:
-    """A run with its content key (candidate, query, agent, judges and their versions, collector version).
+    """A run with its content key (candidate, query, agent, judges and their versions, collector version, and a
+    replayed answer's digest).
 
     ``judge_version`` is ``create_judge(judge).version`` (and ``panel`` pairs each further judge with
     its version), computed once per sweep by the caller. ``cell`` is the run's prompt variant and sample
     number (a sweep's ``(variant, sample)``).
     """
     variant, sample = cell
-    key = run_key(candidate, query, agent, judge, judge_version, panel=panel, variant=variant, sample=sample)
+    answer = answer_digest(answers_dir, query.id) if answers_dir is not None else None
+    key = run_key(candidate, query, agent, judge, judge_version, panel=panel, variant=variant, sample=sample,
+                  replay=answers_dir is not None, answer=answer)
     return RunSpec(run_key=key, candidate=candidate, query=query, agent=agent, judge=judge,
                    answers_dir=str(answers_dir) if answers_dir is not None else None,
                    panel=tuple(config for config, _ in panel), variant=variant, sample=sample)

@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from evaluator.atomic import write_json_atomic
 from evaluator.errors import ConfigError
-from evaluator.keys import content_key
+from evaluator.keys import content_key, sha256_bytes
 from evaluator.llm.client import ChatRequest, ChatResult, ModelAccess
 from evaluator.models import Candidate, Query
 from evaluator.package_data import package_text
@@ -46,6 +46,13 @@ def read_answer(answers_dir: Path, query_id: str) -> bytes | None:
     """Raw bytes of the stored answer to ``query_id``, or ``None`` when there is none."""
     path = find_answer(answers_dir, query_id)
     return path.read_bytes() if path is not None else None
+
+
+def answer_digest(answers_dir: Path, query_id: str) -> str | None:
+    """SHA-256 of the stored answer to ``query_id`` (``None`` when there is none): part of a replayed run's key, so
+    an edited, added or removed answer is run again rather than kept with the old answer's verdict."""
+    answer = read_answer(answers_dir, query_id)
+    return sha256_bytes(answer) if answer is not None else None
 
 
 @functools.cache

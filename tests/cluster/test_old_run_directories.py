@@ -33,12 +33,13 @@ RECORDED_COLLECTOR = "collector-7"
 # Today's keys for the directory's recorded plan. They change only on purpose: when evidence collection changes
 # (COLLECTOR_VERSION) or a config field that is part of a key is added. Such a change updates this list in the same
 # commit and says why; a list that changed by accident means every resumed sweep would redo all its runs.
-PLANNED_TODAY = ["run-1ff166a74695b97f66adb1c8", "run-b5a70eb238adabe4c75b314d", "run-ef7cff4390c64359d2e18ac1",
-                 "run-4697dff2a46b446c63dacfe7", "run-1f2f52fa02953988b321112a", "run-70dc1eba09dc0904ac2435d7",
-                 "run-b4d54e604caefd48c8332cc3", "run-5b31f8857185d1346a3f6439"]
+PLANNED_TODAY = ["run-31177d6d3e6160d726a849ae", "run-dea56818b39fba9ed82a2d1c", "run-1b369a6b9041b3c5258258b7",
+                 "run-6edf2a7b1a487a51a2707dc3", "run-6044ea8640c0677aa2b51d12", "run-f8b0b0a21bcdd54bc3498a24",
+                 "run-3493000c701003066faf9123", "run-6b739f121f0bf469221341f7"]
 # (collector-12: a click is judged by the form values outside its control too, so a native slider's own value is not
 # the app's response; a slider thumb's drag goes along its track and is checked by where the thumb ends up. The
-# default judge's rubric text is keyed too: heuristic-v6 re-keyed them in the same session.)
+# default judge's rubric text is keyed too: heuristic-v6 re-keyed them in the same session. A replayed run is keyed
+# by its answer's digest since then as well, so an edited answer is run again; that re-keyed every replay run once.)
 
 
 def _replanned() -> tuple[list[str], list[str]]:

@@ -149,6 +149,27 @@ def test_run_keys_change_with_the_agent_config(project: Path) -> None:
     assert not set(first) & set(changed)
 
 
+def test_a_replayed_answer_edited_added_or_removed_is_a_new_run(project: Path) -> None:
+    """A replay candidate's run is keyed by its answer's bytes: an edited answer is never kept with the old
+    answer's verdict (a re-run once said "102 of 102 runs already have an outcome" after answers were edited)."""
+    path = _write(project / "sweep.yaml", SWEEP)
+    answer = project / "answers" / "careful" / "game-tictactoe.md"
+
+    def keys() -> dict[tuple[str, str], str]:
+        return {(r.candidate.id, r.query.id): r.run_key for r in load_sweep(path).plan()}
+
+    missing = keys()
+    answer.write_text("```html\n<p>v1</p>\n```\n", encoding="utf-8")
+    first = keys()
+    answer.write_text("```html\n<p>v2</p>\n```\n", encoding="utf-8")
+    edited = keys()
+    answer.unlink()
+    changed = {cell for cell in first if first[cell] != missing[cell]}
+    assert changed == {("careful", "game-tictactoe")}
+    assert {cell for cell in first if first[cell] != edited[cell]} == changed
+    assert keys() == missing  # the same bytes (here: none) give the same key
+
+
 def test_only_queries_restricts_the_plan(project: Path) -> None:
     sweep = load_sweep(_write(project / "sweep.yaml", SWEEP + "only_queries: [land-cafe]\n"))
     assert [q.id for q in sweep.queries] == ["land-cafe"]
