@@ -92,15 +92,17 @@ _SLIDE_EXPECTED = "the slider's thumb follows the drag along its track"
 _SLIDE_SHARE = 0.25
 """A thumb that moved less than this share of the drag did not follow it (a stepped thumb moves by whole steps)."""
 # A slider thumb's room on its track, left and right of its middle (px): the track is the first of its three
-# nearest ancestors that is wide and flat, as interactive_elements.js finds it; null without one (a dial, a
-# vertical slider: its thumb turns or rises, and where it lands is not checked).
+# nearest ancestors that is wide and flat, with no words besides the thumb's, as interactive_elements.js finds
+# it; null without one (a dial, a vertical slider: its thumb turns or rises, and where it lands is not checked).
 _TRACK_ROOM_JS = """(selector) => {
   const el = document.querySelector(selector);
   if (!el) return null;
-  const r = el.getBoundingClientRect(), middle = r.left + r.width / 2;
+  const r = el.getBoundingClientRect(), middle = r.left + r.width / 2, own = el.innerText || '';
   for (let node = el.parentElement, depth = 0; node && depth < 3; node = node.parentElement, depth++) {
     const t = node.getBoundingClientRect();
-    if (t.width >= 100 && t.height <= 60 && t.width >= 3 * t.height) return [middle - t.left, t.right - middle];
+    if (t.width >= 100 && t.height <= 60 && t.width >= 3 * t.height) {
+      return /\\p{L}/u.test((node.innerText || '').replace(own, '')) ? null : [middle - t.left, t.right - middle];
+    }
   }
   return null;
 }"""

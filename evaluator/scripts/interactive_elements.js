@@ -149,11 +149,15 @@
   }
   // A slider widget's thumb: a small element on a wide flat track (jQuery UI's handle, Ion's; a labelled bar a
   // quarter of its track's width at most, Dragdealer's), or one whose role says slider. A person drags it along
-  // the track; a click on it does nothing, rightly.
+  // the track; a click on it does nothing, rightly. A track carries no words of its own besides the thumb's (value
+  // labels at most): a list item or a card with a handle is an item to drag, not a track.
   const track = (el) => {
+    const own = el.innerText || '';
     for (let node = el.parentElement, depth = 0; node && depth < 3; node = node.parentElement, depth++) {
       const t = node.getBoundingClientRect();
-      if (t.width >= 100 && t.height <= 60 && t.width >= 3 * t.height) return node;
+      if (t.width >= 100 && t.height <= 60 && t.width >= 3 * t.height) {
+        return /\p{L}/u.test((node.innerText || '').replace(own, '')) ? null : node;
+      }
     }
     return null;
   };
