@@ -33,14 +33,16 @@ def sha256_bytes(data: bytes) -> str:
 
 
 def run_key(candidate: object, query: object, agent: object, judge: object, judge_version: str, *,
-            panel: tuple[tuple[object, str], ...] = (), variant: str | None = None, sample: int = 0,
-            replay: bool = False, answer: str | None = None) -> str:
-    """The content key of a run; the axes a sweep may add (panel, variant, sample) enter it only when used,
-    so plain sweeps keep their keys. A replay candidate's run is keyed by its ``answer`` too (the stored
-    answer's digest, ``None`` when there is none): an edited, added or removed answer is a new run."""
+            panel: tuple[tuple[object, str], ...] = (), cell: tuple[str | None, int] = (None, 0),
+            replayed: tuple[str | None, ...] = ()) -> str:
+    """The content key of a run; the axes a sweep may add (panel, the cell's variant and sample) enter it only
+    when used, so plain sweeps keep their keys. A replay candidate's run is keyed by its answer too:
+    ``replayed`` holds the stored answer's digest (``(None,)`` when there is none; empty for a live candidate),
+    so an edited, added or removed answer is a new run."""
+    variant, sample = cell
     extra: list[object] = []
-    if replay:
-        extra.append({"answer": answer})
+    if replayed:
+        extra.append({"answer": replayed[0]})
     if panel:
         extra.append({"panel": [[judge_doc, version] for judge_doc, version in panel]})
     if variant is not None or sample:

@@ -87,9 +87,8 @@ def make_run_spec(
     number (a sweep's ``(variant, sample)``).
     """
     variant, sample = cell
-    answer = answer_digest(answers_dir, query.id) if answers_dir is not None else None
-    key = run_key(candidate, query, agent, judge, judge_version, panel=panel, variant=variant, sample=sample,
-                  replay=answers_dir is not None, answer=answer)
+    replayed = (answer_digest(answers_dir, query.id),) if answers_dir is not None else ()
+    key = run_key(candidate, query, agent, judge, judge_version, panel=panel, cell=cell, replayed=replayed)
     return RunSpec(run_key=key, candidate=candidate, query=query, agent=agent, judge=judge,
                    answers_dir=str(answers_dir) if answers_dir is not None else None,
                    panel=tuple(config for config, _ in panel), variant=variant, sample=sample)

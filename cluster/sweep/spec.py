@@ -250,10 +250,10 @@ class Sweep:
         for query in self.queries:
             query_doc = query.model_dump(mode="json")
             for candidate, candidate_doc, answers_dir, cells in candidates:
-                answer = answer_digest(Path(answers_dir), query.id) if answers_dir is not None else None
+                replayed = (answer_digest(Path(answers_dir), query.id),) if answers_dir is not None else ()
                 for variant, sample in cells:
                     key = run_key(candidate_doc, query_doc, agent, judge_docs[0], versions[0], panel=panel,
-                                  variant=variant, sample=sample, replay=answers_dir is not None, answer=answer)
+                                  cell=(variant, sample), replayed=replayed)
                     yield RunSpec.model_construct(run_key=key, candidate=candidate, query=query,
                                                   agent=self.spec.agent, judge=judges[0], answers_dir=answers_dir,
                                                   panel=tuple(judges[1:]), variant=variant, sample=sample)

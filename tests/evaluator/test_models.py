@@ -364,5 +364,5 @@ def test_a_runs_cell_enters_its_key_as_its_variant_and_sample() -> None:
     assert (plain.variant, plain.sample) == (None, 0)
     spec = make_run_spec(candidate=candidate, query=query, agent=agent, judge=judge, judge_version="v",
                          answers_dir=None, cell=("unguided", 2))
-    assert spec.run_key == run_key(candidate, query, agent, judge, "v", variant="unguided", sample=2) != plain.run_key
+    assert spec.run_key == run_key(candidate, query, agent, judge, "v", cell=("unguided", 2)) != plain.run_key
     assert (spec.variant, spec.sample) == ("unguided", 2)
