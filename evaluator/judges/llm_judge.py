@@ -210,8 +210,8 @@ class LLMJudgeOptions(ModelOptions):
     prompt: Literal["judge-dynamic-v1", "judge-dynamic-v2"] = "judge-dynamic-v2"
     """The dynamic scoring's instructions: v2 checks computed results against the brief; v1 for rejudging."""
     result_shots: int = Field(4, ge=0, le=12)
-    """Screens shown after the steps that entered a value (typed, chosen), where computed results appear
-    (``judge-dynamic-v2`` only)."""
+    """Screens shown after the first steps that entered a value (typed, chosen, slid), where computed results
+    appear (``judge-dynamic-v2`` only)."""
 
 
 class LLMJudge:
