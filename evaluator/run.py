@@ -87,7 +87,7 @@ def make_run_spec(
     number (a sweep's ``(variant, sample)``).
     """
     variant, sample = cell
-    replayed = (answer_digest(answers_dir, query.id),) if answers_dir is not None else ()
+    replayed = (answer_digest(answers_dir, query.id),) if candidate.provider == "replay" and answers_dir else ()
     key = run_key(candidate, query, agent, judge, judge_version, panel=panel, cell=cell, replayed=replayed)
     return RunSpec(run_key=key, candidate=candidate, query=query, agent=agent, judge=judge,
                    answers_dir=str(answers_dir) if answers_dir is not None else None,

@@ -250,7 +250,8 @@ class Sweep:
         for query in self.queries:
             query_doc = query.model_dump(mode="json")
             for candidate, candidate_doc, answers_dir, cells in candidates:
-                replayed = (answer_digest(Path(answers_dir), query.id),) if answers_dir is not None else ()
+                replayed = ((answer_digest(Path(answers_dir), query.id),)
+                            if candidate.provider == "replay" and answers_dir else ())
                 for variant, sample in cells:
                     key = run_key(candidate_doc, query_doc, agent, judge_docs[0], versions[0], panel=panel,
                                   cell=(variant, sample), replayed=replayed)
