@@ -91,9 +91,10 @@ _REORDER_EXPECTED = "the item has a new place in its list"
 _SLIDE_EXPECTED = "the slider's thumb follows the drag along its track"
 _SLIDE_SHARE = 0.25
 """A thumb that moved less than this share of the drag did not follow it (a stepped thumb moves by whole steps)."""
-# A slider thumb's room on its track, left and right of its middle (px): the track is the first of its three
-# nearest ancestors that is wide and flat, with no words besides the thumb's, as interactive_elements.js finds
-# it; null without one (a dial, a vertical slider: its thumb turns or rises, and where it lands is not checked).
+# A slider thumb's middle (viewport x) and its room on its track, left and right of it (px): the track is the
+# first of its three nearest ancestors that is wide and flat, with no words besides the thumb's, as
+# interactive_elements.js finds it; null without one (a dial, a vertical slider: its thumb turns or rises, and
+# where it lands is not checked).
 _TRACK_ROOM_JS = """(selector) => {
   const el = document.querySelector(selector);
   if (!el) return null;
@@ -101,7 +102,8 @@ _TRACK_ROOM_JS = """(selector) => {
   for (let node = el.parentElement, depth = 0; node && depth < 3; node = node.parentElement, depth++) {
     const t = node.getBoundingClientRect();
     if (t.width >= 100 && t.height <= 60 && t.width >= 3 * t.height) {
-      return /\\p{L}/u.test((node.innerText || '').replace(own, '')) ? null : [middle - t.left, t.right - middle];
+      const words = /\\p{L}/u.test((node.innerText || '').replace(own, ''));
+      return words ? null : [middle, middle - t.left, t.right - middle];
     }
   }
   return null;
@@ -775,11 +777,11 @@ class Interaction:
             length = action.amount if action.amount is not None else 100.0
             if pending.target is not None and pending.target.intent == "slider":
                 # along the track, towards its roomier end: a thumb at the far end cannot follow a drag past it
-                room = await evaluate(self._page, _TRACK_ROOM_JS, pending.target.selector)
-                thumb = await _box(self._page, pending.target.selector)
-                if room is not None and thumb is not None:
-                    length = -abs(length) if room[0] > room[1] else abs(length)
-                    pending.slide = (thumb["x"] + thumb["width"] / 2, length)
+                track = await evaluate(self._page, _TRACK_ROOM_JS, pending.target.selector)
+                if track is not None:
+                    middle, left, right = track
+                    length = -abs(length) if left > right else abs(length)
+                    pending.slide = (middle, length)
             to_x, to_y = x + length, y
         await self._page.mouse.down()
         self._input.last_input_wall = time.time()
