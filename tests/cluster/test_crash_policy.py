@@ -16,7 +16,7 @@ import asyncio
 from pathlib import Path
 
 import pytest
-from playwright.async_api import Browser
+from playwright.async_api import Browser, Page
 
 from cluster.reduce.leaderboard import build_leaderboard
 from cluster.scheduling import worker as worker_module
@@ -59,19 +59,34 @@ class _KilledSandboxes(worker_module._LocalBackend):
         return browser
 
     async def _kill_when_doomed(self, browser: Browser) -> None:
+        # Each new page is told to check its title as soon as its document is parsed: a poll alone can lose
+        # the race to a run that ends within a second on a busy machine. The poll stays as the fallback.
+        seen: set[Page] = set()
+
+        async def on_parsed(loaded: Page) -> None:
+            await self._kill_if_doomed(browser, loaded)
+
         while browser.is_connected():
             for context in browser.contexts:
                 for page in context.pages:
-                    if page.url in ("", "about:blank"):
-                        continue
-                    try:
-                        title = await asyncio.wait_for(page.title(), 1)
-                    except Exception:  # noqa: BLE001 - a page mid-navigation: look again
-                        continue
-                    if self.doomed in title:
-                        await browser.close()
+                    if page not in seen:
+                        seen.add(page)
+                        page.on("domcontentloaded", on_parsed)
+                    if await self._kill_if_doomed(browser, page):
                         return
-            await asyncio.sleep(0.05)
+            await asyncio.sleep(0.02)
+
+    async def _kill_if_doomed(self, browser: Browser, page: Page) -> bool:
+        if page.url in ("", "about:blank"):
+            return False
+        try:
+            title = await asyncio.wait_for(page.title(), 1)
+        except Exception:  # noqa: BLE001 - a page mid-navigation or already gone: look again
+            return False
+        if self.doomed not in title or not browser.is_connected():
+            return False
+        await browser.close()
+        return True
 
 
 def _spec(answers: Path) -> RunSpec:
