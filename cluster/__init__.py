@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from evaluator.lazy import lazy_exports
 
 if TYPE_CHECKING:
-    from cluster.cli import main
+    from cluster.cli.entry import main
     from cluster.reduce.leaderboard import Leaderboard, LeaderboardRow, build_leaderboard
     from cluster.sandbox.container import SandboxLimits
     from cluster.sandbox.docker_backend import DockerSandbox, collect_garbage
@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from cluster.sweep.spec import SandboxSpec, Sweep, SweepSpec, load_sweep
 
 _WHERE = {
-    "main": "cluster.cli",
+    "main": "cluster.cli.entry",
     "SandboxLimits": "cluster.sandbox.container",
     "DockerSandbox": "cluster.sandbox.docker_backend",
     "collect_garbage": "cluster.sandbox.docker_backend",

@@ -3,6 +3,7 @@ evalgrid loads only what that part needs."""
 
 from __future__ import annotations
 
+import argparse
 import importlib
 import shutil
 import subprocess
@@ -30,9 +31,6 @@ def test_exports_are_sorted_unique_and_documented(package: str) -> None:
     assert module.__doc__, f"{package} has no docstring"
     names = getattr(module, "__all__", [])
     assert names == sorted(names) and len(set(names)) == len(names)
-    for name in names:
-        member = getattr(module, name)
-        assert getattr(member, "__doc__", None), f"{package}.{name} has no docstring"
     for name in names:
         member = getattr(module, name)
         assert getattr(member, "__doc__", None), f"{package}.{name} has no docstring"
@@ -64,6 +62,49 @@ def test_reduction_and_the_records_load_no_ray_browser_or_cloud_client(modules: 
     code = f"import sys; import {modules}; print(','.join(m for m in {HEAVY!r} if m in sys.modules))"
     loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
     assert loaded == "", f"import {modules} loaded {loaded}"
+
+
+def _loaded_by(argv: list[str]) -> set[str]:
+    """The modules an ``evalgrid`` command loads, run in a fresh interpreter (``--help`` exits inside it)."""
+    code = ("import sys\nfrom cluster.cli import main\ntry:\n    main(sys.argv[1:])\nexcept SystemExit:\n    pass\n"
+            "print(' '.join(sorted(sys.modules)), file=sys.stderr)")
+    done = subprocess.run([sys.executable, "-c", code, *argv], capture_output=True, text=True, check=True, cwd=ROOT)
+    return set(done.stderr.split()[-1000:]) if "cluster.cli" in done.stderr else set()
+
+
+def test_evalgrid_help_loads_no_subsystem() -> None:
+    """``evalgrid --help`` and a command's ``--help`` load the command line's declarations only: no record model,
+    no scheduler, no client of a browser, cluster or cloud."""
+    for argv in (["--help"], ["run", "--help"], ["calibrate", "--help"]):
+        loaded = _loaded_by(argv)
+        assert "cluster.cli.commands" in loaded, argv
+        ours = {m for m in loaded if m.split(".")[0] in ("cluster", "evaluator")}
+        assert ours <= {"cluster", "cluster.cli", "cluster.cli.commands", "cluster.cli.entry", "cluster.calibration",
+                        "cluster.calibration.twins", "evaluator", "evaluator.errors", "evaluator.lazy",
+                        "evaluator.preview", "evaluator.preview.checks"}, (argv, sorted(ours))
+        assert not {"pydantic", *HEAVY, "cv2"} & {m.split(".")[0] for m in loaded}, argv
+
+
+def test_the_leaderboard_command_loads_no_ray_browser_cloud_client_or_opencv(tmp_path: Path) -> None:
+    run_dir = tmp_path / "run"
+    shutil.copytree(ROOT / "fixtures" / "rundirs" / "pre-layout", run_dir)
+    loaded = {m.split(".")[0] for m in _loaded_by(["leaderboard", str(run_dir)])}
+    assert "cluster" in loaded and "rich" in loaded
+    assert not {*HEAVY, "botocore", "cv2"} & loaded, sorted({*HEAVY, "botocore", "cv2"} & loaded)
+
+
+def test_every_command_names_a_handler_that_exists() -> None:
+    from cluster.cli.commands import build_parser
+
+    def leaves(parser: argparse.ArgumentParser) -> list[argparse.ArgumentParser]:
+        subs = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+        return [leaf for sub in subs for child in sub.choices.values() for leaf in leaves(child)] or [parser]
+
+    handlers = [leaf.get_default("handler") for leaf in leaves(build_parser())]
+    assert len(handlers) >= 19 and all(isinstance(h, str) for h in handlers), handlers
+    for handler in handlers:
+        module, _, function = handler.partition(":")
+        assert callable(getattr(importlib.import_module(f"cluster.cli.{module}"), function)), handler
 
 
 def test_every_public_name_resolves() -> None:

@@ -30,8 +30,9 @@ from evaluator.answer.extract import MAX_FILES
 from evaluator.browser.app_host import LOOPBACK
 from evaluator.browser.launch import launch_browser
 from evaluator.errors import ConfigError
+from evaluator.preview.checks import DEFAULT_CHECKS, PreviewCheck
 from evaluator.preview.preview import PREVIEW_TIMEOUT_S, AppPreviewer
-from evaluator.preview.report import DEFAULT_CHECKS, PreviewCheck, preview_tool
+from evaluator.preview.report import preview_tool
 
 _LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
 

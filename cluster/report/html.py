@@ -45,7 +45,8 @@ from cluster.repair.summary import Interval as LiftInterval
 from evaluator.agents.observation import StepRecord
 from evaluator.evidence.bundle import PREVIEW_ROUNDS
 from evaluator.models import EvidenceManifest, EvidenceRef, FailureAttribution, UxDimension, Verdict
-from evaluator.preview.report import DEFAULT_CHECKS, PREVIEW_GUIDE
+from evaluator.preview.checks import DEFAULT_CHECKS
+from evaluator.preview.report import PREVIEW_GUIDE
 
 ASSET_FILES = ("style.css", "run.js")
 """Static assets copied to ``<out_dir>/assets``."""

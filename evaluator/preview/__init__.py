@@ -9,14 +9,15 @@ from typing import TYPE_CHECKING
 from evaluator.lazy import lazy_exports
 
 if TYPE_CHECKING:
+    from evaluator.preview.checks import DEFAULT_CHECKS, PreviewCheck
     from evaluator.preview.preview import AppPreviewer, Preview, files_argument
-    from evaluator.preview.report import DEFAULT_CHECKS, PreviewCheck, PreviewProblem, PreviewReport
+    from evaluator.preview.report import PreviewProblem, PreviewReport
 
 _WHERE = {
     "AppPreviewer": "evaluator.preview.preview",
-    "DEFAULT_CHECKS": "evaluator.preview.report",
+    "DEFAULT_CHECKS": "evaluator.preview.checks",
     "Preview": "evaluator.preview.preview",
-    "PreviewCheck": "evaluator.preview.report",
+    "PreviewCheck": "evaluator.preview.checks",
     "PreviewProblem": "evaluator.preview.report",
     "PreviewReport": "evaluator.preview.report",
     "files_argument": "evaluator.preview.preview",

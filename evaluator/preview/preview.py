@@ -36,7 +36,8 @@ from evaluator.errors import BuildUnavailableError, ForgedMeasurementError
 from evaluator.evidence.bundle import EvidenceBundle
 from evaluator.evidence.collect import EvidenceCollection
 from evaluator.models import AgentConfig, Artifact, Difficulty, Kind, Query
-from evaluator.preview.report import DEFAULT_CHECKS, PreviewCheck, PreviewReport, preview_report, unservable_report
+from evaluator.preview.checks import DEFAULT_CHECKS, PreviewCheck
+from evaluator.preview.report import PreviewReport, preview_report, unservable_report
 from evaluator.progress import RunProgress
 
 _QUERY = Query(id="preview", brief="an app preview", domain="preview", leaf="preview", difficulty=Difficulty.EASY,

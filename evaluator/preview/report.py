@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import copy
 import functools
-from enum import StrEnum
 from typing import Any, Literal
 
 import yaml
@@ -17,23 +16,13 @@ from pydantic import BaseModel, ConfigDict
 
 from evaluator.evidence.bundle import EvidenceBundle
 from evaluator.package_data import package_text
+from evaluator.preview.checks import DEFAULT_CHECKS, PreviewCheck
 
 PREVIEW_GUIDE = "preview-v1.yaml"
 _MAX_PROBLEMS = 20
 """Problems in one report at most (a console storm is summarised by its first ones and a count)."""
 
 
-class PreviewCheck(StrEnum):
-    """A kind of problem the preview tool may reveal."""
-
-    BUILD_ERRORS = "build_errors"
-    RUNTIME_EXCEPTIONS = "runtime_exceptions"
-    CONSOLE_ERRORS = "console_errors"
-    BLANK_RENDER = "blank_render"
-    FAILED_REQUESTS = "failed_requests"
-
-
-DEFAULT_CHECKS: tuple[PreviewCheck, ...] = tuple(PreviewCheck)
 _ALWAYS_TOLD = ("build_errors", "perception_failure")
 _SEVERITY = ("build_errors", "perception_failure", "runtime_exceptions", "blank_render", "console_errors",
              "failed_requests")

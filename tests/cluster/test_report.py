@@ -33,7 +33,7 @@ from cluster.scheduling.runner import run_sweep
 from cluster.store.results_log import ResultsLog
 from cluster.sweep.spec import load_sweep
 from evaluator.models import OutcomeStatus, Query, QuerySet, Verdict
-from evaluator.preview.report import DEFAULT_CHECKS
+from evaluator.preview.checks import DEFAULT_CHECKS
 from tests.support import APPS, FIXTURES, require_docker, with_browser
 
 pytestmark = [pytest.mark.browser, pytest.mark.docker]  # its sweep runs in the default (Docker) sandbox

@@ -13,7 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from cluster.cli import SCHEMAS, main
+from cluster.cli import main
+from cluster.cli.commands import RECORDS
+from cluster.cli.tools import SCHEMAS
 from cluster.sweep.spec import Sweep, load_sweep
 from evaluator.errors import ConfigError
 from evaluator.judges import create_judge
@@ -347,7 +349,7 @@ def test_cli_schema_of_one_record(capsys: pytest.CaptureFixture[str]) -> None:
 def test_cli_schema_prints_every_schema(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["schema"]) == 0
     schemas = json.loads(capsys.readouterr().out)
-    assert set(schemas) == {*SCHEMAS, "PluginOptions"}
+    assert set(schemas) == {*SCHEMAS, "PluginOptions"} == {*RECORDS, "PluginOptions"}
     assert {"SweepSpec", "QuerySet", "Query", "Artifact", "Verdict", "Outcome"} <= set(schemas)
     for name, schema in schemas.items():
         assert schema["title"] == name
