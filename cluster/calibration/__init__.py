@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from evaluator.lazy import lazy_exports
+from evaluator import lazy_exports
 
 if TYPE_CHECKING:
     from cluster.calibration.calibrate import Calibration, calibration_table, load_suite, measure

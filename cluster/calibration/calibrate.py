@@ -31,9 +31,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from rich.table import Table
 
 from cluster.calibration.twins import EXCLUDED_BY, REQUIRES, Operator, make_twin
-from evaluator.errors import ConfigError
-from evaluator.keys import content_key, sha256_bytes
-from evaluator.models import AgentConfig, JudgeConfig, Outcome, OutcomeStatus, Query
+from evaluator import AgentConfig, ConfigError, JudgeConfig, Outcome, OutcomeStatus, Query, content_key, sha256_bytes
 
 SUITE = Path(__file__).resolve().parents[2] / "fixtures" / "calibration"
 BUILT_IN = "built-in"

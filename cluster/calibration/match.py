@@ -19,7 +19,7 @@ from pydantic import ValidationError
 from cluster.calibration.calibrate import BUILT_IN, Calibration, stored_judge_version
 from cluster.store.results_log import ResultsLog
 from cluster.sweep.spec import SweepSpec
-from evaluator.models import AgentConfig, JudgeConfig
+from evaluator import AgentConfig, JudgeConfig
 
 
 class CalibrationMatch(NamedTuple):

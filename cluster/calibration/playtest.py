@@ -28,11 +28,9 @@ from playwright.async_api import Browser, Page, async_playwright
 
 from cluster.calibration.calibrate import LABELS, ORIGINAL, Label, SuiteApp, load_suite, versions
 from cluster.calibration.twins import Operator
-from evaluator.answer.extract import ExtractedApp, extract_app
-from evaluator.browser.launch import confine_to_origin, launch_browser
-from evaluator.browser.serve import serve_directory
-from evaluator.errors import ConfigError
-from evaluator.keys import sha256_bytes
+from evaluator import ConfigError, sha256_bytes
+from evaluator.answer import ExtractedApp, extract_app
+from evaluator.browser import confine_to_origin, launch_browser, serve_directory
 
 PLAY_TIMEOUT_S = 30.0
 _VIEWPORT = {"width": 1280, "height": 800}

@@ -21,7 +21,7 @@ import re
 from enum import StrEnum
 from importlib import resources
 
-from evaluator.errors import ConfigError
+from evaluator import ConfigError
 
 
 class Operator(StrEnum):

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from cluster.calibration.twins import Operator
-from evaluator.preview.checks import DEFAULT_CHECKS
+from evaluator.preview import DEFAULT_CHECKS
 
 if TYPE_CHECKING:
     # argparse gives the type add_subparsers() returns no public name.

@@ -10,7 +10,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from cluster.cli.commands import build_parser
-from evaluator.errors import EvalgridError
+from evaluator import EvalgridError
 
 if TYPE_CHECKING:
     import argparse

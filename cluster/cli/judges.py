@@ -10,8 +10,8 @@ import time
 from rich.console import Console
 
 from cluster.scheduling.judge_pool import JudgeServerSpec, connected, endpoint_yaml, pool_health, start_pool, stop_pool
-from evaluator.errors import ConfigError
-from evaluator.llm.client import POOL_NAME
+from evaluator import ConfigError
+from evaluator.llm import POOL_NAME
 
 
 def serve(args: argparse.Namespace, console: Console) -> int:

@@ -25,7 +25,7 @@ from cluster.k8s.submit import (
 from cluster.store.object_store import StoreLocation, StoreSettings, is_store_url
 from cluster.sweep.inputs import upload_inputs
 from cluster.sweep.spec import load_sweep
-from evaluator.errors import ConfigError
+from evaluator import ConfigError
 
 
 def submit(args: argparse.Namespace, console: Console) -> int:

@@ -23,11 +23,10 @@ from cluster.repair.lift import repair_lift as measure_lift
 from cluster.repair.summary import lift_table
 from cluster.scheduling.rejudge import parse_judge
 from cluster.scheduling.rejudge import rejudge as rejudge_run_dir
-from evaluator.answer.repair import RepairOptions
-from evaluator.errors import ConfigError
+from evaluator import ConfigError
+from evaluator.answer import RepairOptions
 from evaluator.judges.ux_report import UxJudgeOptions
-from evaluator.llm.budget import SpendingCap
-from evaluator.llm.client import Endpoint
+from evaluator.llm import Endpoint, SpendingCap
 
 
 def rejudge(args: argparse.Namespace, console: Console) -> int:

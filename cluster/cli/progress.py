@@ -24,7 +24,7 @@ from cluster.scheduling.runner import GridOptions, Scheduler, SweepResult, run_s
 from cluster.store.object_store import StoreSettings
 from cluster.sweep.inputs import InputsRef
 from cluster.sweep.spec import Sweep
-from evaluator.models import Outcome, OutcomeStatus
+from evaluator import Outcome, OutcomeStatus
 
 
 def run_with_progress(sweep: Sweep, run_dir: Path, grid: GridOptions, console: Console, *, no_progress: bool,

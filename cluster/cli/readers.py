@@ -15,8 +15,7 @@ from cluster.reduce.records import Reduction, RunRow
 from cluster.reduce.reducer import RunDirectory, open_run_directory, reduce_run_dir, write_tables
 from cluster.report.show import run_panel
 from cluster.store.ledger import Ledger
-from evaluator.errors import ConfigError
-from evaluator.models import OutcomeStatus
+from evaluator import ConfigError, OutcomeStatus
 
 
 def status(args: argparse.Namespace, console: Console) -> int:

@@ -29,9 +29,7 @@ from cluster.scheduling.runner import GridOptions, SweepResult
 from cluster.store.object_store import StoreLocation, StoreSettings, is_store_url
 from cluster.sweep.inputs import InputsRef, fetch_inputs, resolve_inputs
 from cluster.sweep.spec import SandboxSpec, Sweep, load_sweep
-from evaluator.atomic import write_json_atomic
-from evaluator.errors import ConfigError
-from evaluator.models import AgentConfig
+from evaluator import AgentConfig, ConfigError, write_json_atomic
 
 
 def run(args: argparse.Namespace, console: Console) -> int:

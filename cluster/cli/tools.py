@@ -14,12 +14,10 @@ from rich.console import Console
 
 from cluster.cli.commands import PLUGIN_OPTIONS
 from cluster.sweep.spec import SweepSpec
-from evaluator.agents.observation import Action, AgentSummary, Observation, StepRecord
-from evaluator.agents.policies import policies
-from evaluator.errors import ConfigError
+from evaluator import Artifact, ConfigError, EvidenceManifest, Outcome, Query, QuerySet, Verdict
+from evaluator.agents import Action, AgentSummary, Observation, StepRecord, policies
 from evaluator.judges import judges
-from evaluator.models import Artifact, EvidenceManifest, Outcome, Query, QuerySet, Verdict
-from evaluator.preview.checks import DEFAULT_CHECKS, PreviewCheck
+from evaluator.preview import DEFAULT_CHECKS, PreviewCheck
 
 SCHEMAS: dict[str, type[BaseModel]] = {
     "SweepSpec": SweepSpec, "QuerySet": QuerySet, "Query": Query, "Artifact": Artifact,

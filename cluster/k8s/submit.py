@@ -28,7 +28,7 @@ from pydantic import BaseModel, ConfigDict
 
 from cluster.k8s.api import api_client
 from cluster.sweep.inputs import InputsRef
-from evaluator.errors import ConfigError, InfrastructureError
+from evaluator import ConfigError, InfrastructureError
 
 GROUP, VERSION, PLURAL = "ray.io", "v1", "rayjobs"
 SWEEP_LABEL = "evalgrid.io/sweep"

@@ -19,8 +19,7 @@ from itertools import combinations
 
 from cluster.calibration.twins import Operator
 from cluster.pairwise.summary import Comparison, SummaryDimension
-from evaluator.errors import ConfigError
-from evaluator.models import Outcome, OutcomeStatus
+from evaluator import ConfigError, Outcome, OutcomeStatus
 
 _SAMPLE = re.compile(r"^sample:(\d+)$")
 

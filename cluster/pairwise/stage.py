@@ -33,15 +33,23 @@ from cluster.reduce.reducer import open_run_directory
 from cluster.reduce.scoring import candidate_means, run_scores
 from cluster.scheduling.judge_pool import resolve_pools_outside_ray
 from cluster.scheduling.rejudge import sweep_endpoints
-from evaluator.atomic import write_json_atomic
-from evaluator.errors import BudgetExhaustedError, ConfigError, EvidenceError, JudgeOutputError, ModelRequestError
-from evaluator.evidence.bundle import EvidenceBundle, read_manifest
+from evaluator import (
+    BudgetExhaustedError,
+    ConfigError,
+    EvidenceError,
+    JudgeConfig,
+    JudgeOutputError,
+    ModelRequestError,
+    Outcome,
+    PairwiseVerdict,
+    StagePaths,
+    content_key,
+    judge_dir_name,
+    write_json_atomic,
+)
+from evaluator.evidence import EvidenceBundle, read_manifest
 from evaluator.judges.pairwise import PairwiseJudge, create_pairwise_judge, pairwise_key
-from evaluator.keys import content_key, judge_dir_name
-from evaluator.llm.budget import Budget
-from evaluator.llm.client import Endpoint, ModelAccess, ResponseCache
-from evaluator.models import JudgeConfig, Outcome, PairwiseVerdict
-from evaluator.run import StagePaths
+from evaluator.llm import Budget, Endpoint, ModelAccess, ResponseCache
 
 
 @dataclass(frozen=True)

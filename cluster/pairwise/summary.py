@@ -25,7 +25,7 @@ from rich.table import Table
 
 from cluster.reduce import statistics as st
 from cluster.reduce.records import Pairwise, Rating
-from evaluator.models import Dimension, PairwiseVerdict, Preference
+from evaluator import Dimension, PairwiseVerdict, Preference
 
 PAIRWISE_DIR = "pairwise"
 """Under a run directory: ``verdicts/`` (every ordered comparison, by key) and one folder per judge."""

@@ -11,7 +11,7 @@ import csv
 from pathlib import Path
 
 from cluster.pairwise.summary import HumanVote
-from evaluator.errors import ConfigError
+from evaluator import ConfigError
 
 _COLUMNS = ("query", "a", "b", "winner")
 _TIES = {"tie", "both_bad", "tie (bothbad)", "bothbad"}

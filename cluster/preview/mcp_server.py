@@ -26,13 +26,10 @@ from mcp_types import ImageContent, TextContent
 from playwright.async_api import async_playwright
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from evaluator.answer.extract import MAX_FILES
-from evaluator.browser.app_host import LOOPBACK
-from evaluator.browser.launch import launch_browser
-from evaluator.errors import ConfigError
-from evaluator.preview.checks import DEFAULT_CHECKS, PreviewCheck
-from evaluator.preview.preview import PREVIEW_TIMEOUT_S, AppPreviewer
-from evaluator.preview.report import preview_tool
+from evaluator import ConfigError
+from evaluator.answer import MAX_FILES
+from evaluator.browser import LOOPBACK, launch_browser
+from evaluator.preview import DEFAULT_CHECKS, PREVIEW_TIMEOUT_S, AppPreviewer, PreviewCheck, preview_tool
 
 _LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
 

@@ -22,7 +22,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from cluster.reduce.scoring import OutcomeCounts, SampleReduce, candidate_means, cell_score, run_scores
-from evaluator.models import ModelUsage, Outcome, OutcomeStatus, ReasonCode
+from evaluator import ModelUsage, Outcome, OutcomeStatus, ReasonCode
 
 SCORING_NOTE = ("Means over judged runs, with non-assessable runs scored 0.0 and app hangs and crashes scored "
                 "functional 0.0; only the machinery's failures (infra errors, machinery timeouts) are excluded "

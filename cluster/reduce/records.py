@@ -12,7 +12,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
 
 from cluster.reduce.scoring import OutcomeCounts
-from evaluator.models import ModelUsage
+from evaluator import ModelUsage
 
 
 class _Model(BaseModel):

@@ -42,9 +42,7 @@ from cluster.reduce.recovery import recovery_table
 from cluster.reduce.scoring import SampleReduce, candidate_means, cell_score, rounded, run_scores
 from cluster.store.results_log import ResultsLog
 from cluster.sweep.spec import PLAN_FILE, RecordedPlan, SweepSpec, load_sweep
-from evaluator.atomic import write_json_atomic
-from evaluator.errors import ConfigError
-from evaluator.models import ModelUsage, Outcome, OutcomeStatus, Query, ReasonCode
+from evaluator import ConfigError, ModelUsage, Outcome, OutcomeStatus, Query, ReasonCode, write_json_atomic
 
 SLICES = ("domain", "leaf", "difficulty", "language_group", "kind", "variant")
 DIMENSIONS = ("functional", "aesthetic")

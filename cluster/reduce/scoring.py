@@ -14,7 +14,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from evaluator.models import OutcomeStatus
+from evaluator import OutcomeStatus
 
 SampleReduce = Literal["mean", "best"]
 

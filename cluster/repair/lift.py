@@ -30,16 +30,28 @@ from cluster.scheduling.judge_pool import resolve_pools_outside_ray
 from cluster.scheduling.rejudge import sweep_endpoints
 from cluster.scheduling.runner import run_sweep
 from cluster.sweep.spec import Sweep, SweepSpec
-from evaluator.answer.repair import Repairer, RepairOptions, bundle_sources, files_digest, repair_key
-from evaluator.atomic import write_json_atomic
-from evaluator.errors import BudgetExhaustedError, ConfigError, EvidenceError, JudgeOutputError, ModelRequestError
-from evaluator.evidence.bundle import EvidenceBundle, read_manifest
+from evaluator import (
+    BudgetExhaustedError,
+    Candidate,
+    ConfigError,
+    EvidenceError,
+    JudgeConfig,
+    JudgeOutputError,
+    ModelRequestError,
+    Outcome,
+    OutcomeStatus,
+    Query,
+    StagePaths,
+    UxReport,
+    content_key,
+    judge_dir_name,
+    sha256_bytes,
+    write_json_atomic,
+)
+from evaluator.answer import Repairer, RepairOptions, bundle_sources, files_digest, repair_key
+from evaluator.evidence import EvidenceBundle, read_manifest
 from evaluator.judges.ux_report import UxJudge, UxJudgeOptions, ux_report_key
-from evaluator.keys import content_key, judge_dir_name, sha256_bytes
-from evaluator.llm.budget import SpendingCap
-from evaluator.llm.client import Endpoint, ModelAccess, ResponseCache
-from evaluator.models import Candidate, JudgeConfig, Outcome, OutcomeStatus, Query, UxReport
-from evaluator.run import StagePaths
+from evaluator.llm import Endpoint, ModelAccess, ResponseCache, SpendingCap
 
 REPORTS_DIR = "ux-reports"
 """Under a run directory: every UX report (judged or evaluating), by key."""

@@ -16,7 +16,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from cluster.reduce import statistics as st
-from evaluator.models import UxDimension
+from evaluator import UxDimension
 
 LIFT_DIR = "repair-lift"
 """Under a run directory: one folder per measured judge, with its ``lift.json``."""

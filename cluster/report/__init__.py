@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from evaluator.lazy import lazy_exports
+from evaluator import lazy_exports
 
 if TYPE_CHECKING:
     from cluster.report.html import run_page_name, write_report

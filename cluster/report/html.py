@@ -42,11 +42,10 @@ from cluster.reduce.records import (
 )
 from cluster.repair.summary import LIFT_DIMENSIONS, DimensionLift, FixtureLift, RepairLiftSummary, read_lifts
 from cluster.repair.summary import Interval as LiftInterval
-from evaluator.agents.observation import StepRecord
-from evaluator.evidence.bundle import PREVIEW_ROUNDS
-from evaluator.models import EvidenceManifest, EvidenceRef, FailureAttribution, UxDimension, Verdict
-from evaluator.preview.checks import DEFAULT_CHECKS
-from evaluator.preview.report import PREVIEW_GUIDE
+from evaluator import EvidenceManifest, EvidenceRef, FailureAttribution, UxDimension, Verdict
+from evaluator.agents import StepRecord
+from evaluator.evidence import PREVIEW_ROUNDS
+from evaluator.preview import DEFAULT_CHECKS, PREVIEW_GUIDE
 
 ASSET_FILES = ("style.css", "run.js")
 """Static assets copied to ``<out_dir>/assets``."""

@@ -11,9 +11,8 @@ from rich.markup import escape
 from rich.panel import Panel
 from rich.table import Table
 
-from evaluator.errors import EvidenceError
-from evaluator.evidence.bundle import read_manifest
-from evaluator.models import Outcome, Verdict
+from evaluator import EvidenceError, Outcome, Verdict
+from evaluator.evidence import read_manifest
 
 
 def run_panel(run_dir: Path, outcome: Outcome) -> RenderableType:

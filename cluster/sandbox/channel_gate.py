@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 
 from cluster.sandbox.channel_devtools import MESSAGE_LIMIT, Upstream
-from evaluator.errors import SandboxError
+from evaluator import SandboxError
 
 
 async def connect(host: str, port: int, *, timeout: float = 10.0, limit: int = MESSAGE_LIMIT) -> Upstream:

@@ -36,10 +36,9 @@ from playwright.async_api import Browser, Playwright
 from playwright.async_api import Error as PlaywrightError
 
 from cluster.sandbox.channel_devtools import Bridge, OpenUpstream, Upstream
-from evaluator.browser.app_host import BUILD_TIMEOUT_S
-from evaluator.errors import BrowserUnavailableError, SandboxError, TamperError
-from evaluator.evidence.soundtrack import AudioSource
-from evaluator.models import BuildReport, MirroredPackage, Stack
+from evaluator import BrowserUnavailableError, BuildReport, MirroredPackage, SandboxError, Stack, TamperError
+from evaluator.browser import BUILD_TIMEOUT_S
+from evaluator.evidence import AudioSource
 
 APP_ORIGIN = "http://127.0.0.1:8080"
 """Where the sandbox's Chromium loads the app from (the supervisor's server, inside the sandbox)."""

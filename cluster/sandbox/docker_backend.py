@@ -29,8 +29,8 @@ from cluster.sandbox.container import (
     SandboxLimits,
 )
 from cluster.sandbox.ownership import host_prefix, owner_alive, owner_id
-from evaluator.errors import ConfigError, SandboxError
-from evaluator.evidence.soundtrack import AudioSource, parec_arguments
+from evaluator import ConfigError, SandboxError
+from evaluator.evidence import AudioSource, parec_arguments
 
 DEFAULT_IMAGE = "evalgrid/sandbox:dev"
 LABEL = "evalgrid.sandbox"

@@ -60,8 +60,8 @@ from cluster.sandbox.container import (
     SandboxLimits,
 )
 from cluster.sandbox.ownership import host_prefix, owner_alive, owner_id
-from evaluator.errors import ConfigError, SandboxError
-from evaluator.evidence.soundtrack import AudioSource, parec_arguments
+from evaluator import ConfigError, SandboxError
+from evaluator.evidence import AudioSource, parec_arguments
 
 ROLE_LABEL = "evalgrid.io/role"
 OWNER_UID_LABEL = "evalgrid.io/owner-uid"

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from evaluator.lazy import lazy_exports
+from evaluator import lazy_exports
 
 if TYPE_CHECKING:
     from cluster.scheduling.judge_pool import JudgeServerSpec, pool_health, resolve_pools, start_pool, stop_pool

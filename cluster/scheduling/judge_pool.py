@@ -42,8 +42,8 @@ from ray.exceptions import GetTimeoutError
 
 from cluster.scheduling.ray_auth import join_ray
 from cluster.store.object_store import S3Store, StoreSettings, is_store_url
-from evaluator.errors import ConfigError, InfrastructureError
-from evaluator.llm.client import Endpoint
+from evaluator import ConfigError, InfrastructureError
+from evaluator.llm import Endpoint
 
 NAMESPACE = "evalgrid"
 _STRUCTURED = {"backend": "guidance", "disable_any_whitespace": True}

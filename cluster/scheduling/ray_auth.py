@@ -24,7 +24,7 @@ from typing import Any
 import ray
 from ray.exceptions import AuthenticationError
 
-from evaluator.errors import ConfigError
+from evaluator import ConfigError
 
 AUTH_MODE_ENV = "RAY_AUTH_MODE"
 TOKEN_ENV = "RAY_AUTH_TOKEN"

@@ -26,10 +26,8 @@ from ray.exceptions import ActorUnavailableError, RayError, RayTaskError
 from cluster.scheduling.judge_pool import resolve_pools
 from cluster.scheduling.ray_auth import join_ray
 from cluster.scheduling.worker import RunWorker, WorkerHealth, WorkerSettings
-from evaluator.errors import ConfigError, WorkerStartError
-from evaluator.llm.budget import SpendingCap
-from evaluator.models import Outcome, OutcomeStatus, ReasonCode, RunSpec
-from evaluator.run import failed_outcome
+from evaluator import ConfigError, Outcome, OutcomeStatus, ReasonCode, RunSpec, WorkerStartError, failed_outcome
+from evaluator.llm import SpendingCap
 
 _MAX_UNAVAILABLE = 600
 """Answers of "actor restarting" in a row (0.5 s apart) before the sweep gives up."""

@@ -18,16 +18,26 @@ from cluster.reduce.leaderboard import Leaderboard, build_leaderboard, leaderboa
 from cluster.reduce.reducer import open_run_directory
 from cluster.scheduling.judge_pool import resolve_pools_outside_ray
 from cluster.sweep.spec import SweepSpec
-from evaluator.atomic import write_json_atomic
-from evaluator.clock import utc_now
-from evaluator.errors import BudgetExhaustedError, ConfigError, ModelRequestError
-from evaluator.evidence.bundle import read_manifest
+from evaluator import (
+    BudgetExhaustedError,
+    ConfigError,
+    EvidenceManifest,
+    JudgeConfig,
+    ModelRequestError,
+    Outcome,
+    OutcomeReason,
+    OutcomeStatus,
+    ReasonCode,
+    StagePaths,
+    evidence_flags,
+    judge_dir_name,
+    judge_or_fall_back,
+    utc_now,
+    write_json_atomic,
+)
+from evaluator.evidence import read_manifest
 from evaluator.judges import create_judge
-from evaluator.keys import judge_dir_name
-from evaluator.llm.budget import Budget
-from evaluator.llm.client import Endpoint, ModelAccess, ResponseCache
-from evaluator.models import EvidenceManifest, JudgeConfig, Outcome, OutcomeReason, OutcomeStatus, ReasonCode
-from evaluator.run import StagePaths, evidence_flags, judge_or_fall_back
+from evaluator.llm import Budget, Endpoint, ModelAccess, ResponseCache
 
 
 @dataclass

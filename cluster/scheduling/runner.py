@@ -29,11 +29,17 @@ from cluster.store.object_store import StoreSettings
 from cluster.store.outcomes import RESULTS_FILE, OutcomeStore, open_outcomes
 from cluster.sweep.inputs import InputsRef
 from cluster.sweep.spec import PLAN_FILE, RecordedPlan, Sweep
-from evaluator.atomic import write_json_atomic
-from evaluator.errors import ConfigError, DiskBudgetError, InfrastructureError
-from evaluator.llm.budget import SpendingCap
-from evaluator.models import Outcome, OutcomeStatus, RunSpec
-from evaluator.run import StagePaths
+from evaluator import (
+    ConfigError,
+    DiskBudgetError,
+    InfrastructureError,
+    Outcome,
+    OutcomeStatus,
+    RunSpec,
+    StagePaths,
+    write_json_atomic,
+)
+from evaluator.llm import SpendingCap
 
 
 @dataclass(frozen=True)

@@ -42,32 +42,35 @@ from cluster.sandbox.k8s_backend import collect_garbage as collect_pod_garbage
 from cluster.store.object_store import S3Store, StoreSettings
 from cluster.store.remote import RunStore
 from cluster.sweep.inputs import InputsRef, fetch_inputs
-from evaluator.abandon import abandon
-from evaluator.browser.app_host import LOOPBACK, AppHost
-from evaluator.browser.context_pool import ContextPool
-from evaluator.browser.control_page import ControlCheck, run_control_page
-from evaluator.browser.hang import probe_hang
-from evaluator.browser.launch import launch_browser
-from evaluator.clock import utc_now
-from evaluator.errors import (
+from evaluator import (
+    AppFailure,
     BrowserUnavailableError,
     BudgetExhaustedError,
     ConfigError,
     EncoderUnavailableError,
     EvidenceError,
+    HangProbe,
     InfrastructureError,
     ModelRequestError,
     ModelUnavailableError,
+    Outcome,
+    OutcomeReason,
+    OutcomeStatus,
+    ReasonCode,
+    RunProgress,
+    RunSpec,
     SandboxError,
+    StagePaths,
     StoreError,
     TamperError,
     WorkerStartError,
+    abandon,
+    execute_run,
+    failed_outcome,
+    utc_now,
 )
-from evaluator.llm.budget import Budget
-from evaluator.llm.client import Endpoint, ModelAccess, ResponseCache
-from evaluator.models import AppFailure, HangProbe, Outcome, OutcomeReason, OutcomeStatus, ReasonCode, RunSpec
-from evaluator.progress import RunProgress
-from evaluator.run import StagePaths, execute_run, failed_outcome
+from evaluator.browser import LOOPBACK, AppHost, ContextPool, ControlCheck, launch_browser, probe_hang, run_control_page
+from evaluator.llm import Budget, Endpoint, ModelAccess, ResponseCache
 
 Backend = Literal["docker", "kubernetes", "local", "noop"]
 

@@ -30,9 +30,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Final
 
-from evaluator.clock import utc_now
-from evaluator.errors import ConfigError
-from evaluator.models import Outcome, OutcomeStatus
+from evaluator import ConfigError, Outcome, OutcomeStatus, utc_now
 
 LEDGER_FILE: Final = "ledger.sqlite"
 """File name of the ledger inside a run directory."""

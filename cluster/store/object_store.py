@@ -28,7 +28,7 @@ from boto3.s3.transfer import TransferConfig
 from botocore.config import Config
 from botocore.exceptions import BotoCoreError, ClientError
 
-from evaluator.errors import ConfigError, StoreError
+from evaluator import ConfigError, StoreError
 
 if TYPE_CHECKING:
     from mypy_boto3_s3 import S3Client

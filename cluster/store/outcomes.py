@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from cluster.store.ledger import InFlight, Ledger
 from cluster.store.results_log import ResultsLog
-from evaluator.models import Outcome
+from evaluator import Outcome
 
 if TYPE_CHECKING:
     from cluster.store.object_store import StoreSettings

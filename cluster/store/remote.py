@@ -21,12 +21,8 @@ from pathlib import Path
 
 from cluster.store.ledger import Ledger
 from cluster.store.object_store import S3Store
-from evaluator.atomic import write_json_atomic
-from evaluator.errors import EvidenceError, StoreError
-from evaluator.evidence.bundle import MANIFEST, read_manifest
-from evaluator.keys import sha256_bytes
-from evaluator.models import EvidenceManifest, Outcome
-from evaluator.run import StagePaths
+from evaluator import EvidenceError, EvidenceManifest, Outcome, StagePaths, StoreError, sha256_bytes, write_json_atomic
+from evaluator.evidence import MANIFEST, read_manifest
 
 _CONTENT_TYPES = {".json": "application/json", ".mp4": "video/mp4", ".png": "image/png", ".jpg": "image/jpeg",
                   ".html": "text/html; charset=utf-8", ".txt": "text/plain; charset=utf-8",

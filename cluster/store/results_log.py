@@ -11,7 +11,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from evaluator.models import Outcome
+from evaluator import Outcome
 
 
 class ResultsLog:

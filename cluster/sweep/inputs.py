@@ -27,8 +27,7 @@ import yaml
 
 from cluster.store.object_store import S3Store, StoreLocation, StoreSettings
 from cluster.sweep.spec import Sweep
-from evaluator.errors import ConfigError
-from evaluator.models import QuerySet
+from evaluator import ConfigError, QuerySet
 
 SWEEP_FILE = "sweep.yaml"
 _MAX_MEMBERS = 200_000

@@ -12,14 +12,11 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from cluster.pairwise.pairs import check_selection
-from evaluator.agents.policies import policies
-from evaluator.answer.generate import VARIANTS, answer_digest
-from evaluator.errors import ConfigError
+from evaluator import AgentConfig, Candidate, ConfigError, JudgeConfig, Query, QuerySet, Registry, RunSpec, run_key
+from evaluator.agents import policies
+from evaluator.answer import VARIANTS, answer_digest
 from evaluator.judges import create_judge, judges
-from evaluator.keys import run_key
-from evaluator.llm.client import Endpoint
-from evaluator.models import AgentConfig, Candidate, JudgeConfig, Query, QuerySet, RunSpec
-from evaluator.registry import Registry
+from evaluator.llm import Endpoint
 
 
 class SandboxSpec(BaseModel):

@@ -13,18 +13,29 @@ from typing import TYPE_CHECKING
 from evaluator.lazy import lazy_exports
 
 if TYPE_CHECKING:
-    from evaluator.evidence.bundle import EvidenceBundle, verify_bundle
+    from evaluator.evidence.bundle import MANIFEST, PREVIEW_ROUNDS, EvidenceBundle, read_manifest, verify_bundle
     from evaluator.evidence.collect import collect_evidence
+    from evaluator.evidence.soundtrack import AudioSource, parec_arguments
 
 _WHERE = {
+    "AudioSource": "evaluator.evidence.soundtrack",
     "collect_evidence": "evaluator.evidence.collect",
     "EvidenceBundle": "evaluator.evidence.bundle",
+    "MANIFEST": "evaluator.evidence.bundle",
+    "parec_arguments": "evaluator.evidence.soundtrack",
+    "PREVIEW_ROUNDS": "evaluator.evidence.bundle",
+    "read_manifest": "evaluator.evidence.bundle",
     "verify_bundle": "evaluator.evidence.bundle",
 }
 
 __all__ = [
+    "AudioSource",
     "EvidenceBundle",
+    "MANIFEST",
+    "PREVIEW_ROUNDS",
     "collect_evidence",
+    "parec_arguments",
+    "read_manifest",
     "verify_bundle",
 ]
 
