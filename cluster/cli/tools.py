@@ -64,7 +64,7 @@ def doctor(args: argparse.Namespace, console: Console) -> int:
     # One report for both entry points: `make doctor` runs the same script before any venv exists.
     root: Path | None = args.root
     if root is None:
-        for candidate in (Path.cwd(), Path(__file__).resolve().parents[1]):
+        for candidate in (Path.cwd(), Path(__file__).resolve().parents[2]):
             if (candidate / "images" / "source-hash.sh").is_file():
                 root = candidate
                 break
