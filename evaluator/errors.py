@@ -3,7 +3,7 @@
 ::
 
     EvalgridError                    base: every error evalgrid raises on purpose
-    ├── ConfigError                  a sweep, query file or option is wrong; fix the input
+    ├── ConfigError                  a sweep, query file, option or package data file is wrong; fix it
     ├── RegistryError                an unknown or duplicate policy / judge name
     ├── InfrastructureError          the machinery failed, not the app: retry or fix the host
     │   ├── BrowserUnavailableError  Chromium could not be found or launched
@@ -18,6 +18,7 @@
     ├── TamperError                  something in the sandbox answered for the machinery: the app's failure
     │   └── ForgedMeasurementError   an in-page measurement came back malformed: the page rewrote it
     ├── JudgeOutputError             a judge model's answer was unusable after one repair, or a refusal
+    ├── BuildUnavailableError        the app host cannot build component or project answers
     └── EvidenceError                an evidence bundle is missing, incomplete or corrupted
 
 Failures of the thing under evaluation (an app that crashes, a blank page, an answer without
@@ -32,7 +33,8 @@ class EvalgridError(Exception):
 
 
 class ConfigError(EvalgridError):
-    """A sweep file, query file or option is invalid; the message says what to change."""
+    """A sweep file, query file or option is invalid, or evalgrid's own package data is missing or of another
+    version; the message says what to change."""
 
 
 class RegistryError(EvalgridError):

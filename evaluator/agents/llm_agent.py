@@ -24,9 +24,9 @@ from pydantic import BaseModel, ConfigDict, Field
 from evaluator.agents.observation import Action, ActionKind, AgentSummary, Observation
 from evaluator.agents.policies import Policy, policies
 from evaluator.errors import ConfigError
-from evaluator.judges.injection import fence, redact
 from evaluator.llm.client import ChatClient, ChatRequest, ChatResult, ModelAccess, ModelOptions
 from evaluator.models import AgentConfig, Query
+from evaluator.textsafety import fence, redact
 
 PROMPT = "agent-v1"
 _MAX_ELEMENTS = 80

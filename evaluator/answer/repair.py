@@ -29,11 +29,11 @@ from pydantic import Field
 from evaluator.answer.extract import NotAssessable, extract_app
 from evaluator.errors import JudgeOutputError
 from evaluator.evidence.bundle import EvidenceBundle
-from evaluator.judges.injection import fence, redact
 from evaluator.keys import content_key, sha256_bytes
 from evaluator.llm.client import ChatRequest, ModelAccess, ModelOptions
 from evaluator.models import EvidenceRef, Query, UxReport
 from evaluator.package_data import package_text
+from evaluator.textsafety import fence, redact
 
 PROMPT = "repair-v1"
 ROLE = "repair"

@@ -33,7 +33,6 @@ from evaluator.evidence.interaction import Interaction
 from evaluator.evidence.perception import perceive
 from evaluator.evidence.screencast import ScreenRecorder, ffmpeg_version
 from evaluator.evidence.soundtrack import AudioCapture, AudioRecorder, AudioSource, mux_audio
-from evaluator.judges.injection import Finding, redact
 from evaluator.keys import COLLECTOR_VERSION
 from evaluator.llm.client import ModelAccess
 from evaluator.models import (
@@ -49,6 +48,7 @@ from evaluator.models import (
     ToolVersions,
 )
 from evaluator.progress import RunProgress
+from evaluator.textsafety import Finding, redact
 
 
 def _package_version(name: str) -> str:

@@ -51,8 +51,8 @@ from evaluator.evidence.probes import (
 )
 from evaluator.evidence.screencast import ScreenRecorder
 from evaluator.evidence.settle import RequestsInFlight, settle_after_input
-from evaluator.judges.injection import Finding, redact
 from evaluator.models import AgentConfig
+from evaluator.textsafety import Finding, redact
 
 _MAX_GATE_REFUSALS = 2
 _MAX_REFRESHES = 2  # Cookie-Frame: a garbled page may be refreshed twice, then it is what it is

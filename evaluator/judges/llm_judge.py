@@ -14,7 +14,7 @@ severity maps to a fixed deduction, each category is capped, and the score is th
 the deductions. An answer that is not valid JSON, breaks the schema, cites evidence that does not
 exist or was cut off gets one repair request; a second failure, or a refusal, is a
 :class:`~evaluator.errors.JudgeOutputError`. Everything from the app reaches the model redacted
-and fenced (:mod:`evaluator.judges.injection`); a run whose app addressed the evaluator is flagged.
+and fenced (:mod:`evaluator.textsafety`); a run whose app addressed the evaluator is flagged.
 """
 
 from __future__ import annotations
@@ -33,7 +33,6 @@ from evaluator.errors import ConfigError, JudgeOutputError
 from evaluator.evidence.bundle import EvidenceBundle
 from evaluator.evidence.keyframes import keyframes
 from evaluator.judges import judges
-from evaluator.judges.injection import Finding, fence, redact
 from evaluator.keys import sha256_bytes
 from evaluator.llm.client import ChatClient, ChatRequest, ChatResult, ModelAccess, ModelOptions
 from evaluator.models import (
@@ -47,6 +46,7 @@ from evaluator.models import (
     Verdict,
 )
 from evaluator.package_data import package_text
+from evaluator.textsafety import Finding, fence, redact
 
 RUBRIC = "llm-judge-v1"
 _STATIC_PROMPT = "judge-static-v1"

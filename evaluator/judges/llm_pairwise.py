@@ -13,7 +13,7 @@ evalgrid checks the citations again: a dimension citing nothing usable gets one 
 naming the problem; still unusable after it, that dimension is dropped (listed in the verdict's
 ``dropped``) and the other is kept. An answer that is not valid JSON twice, or a refusal, is a
 :class:`~evaluator.errors.JudgeOutputError`. Everything from the apps is redacted and fenced
-(:mod:`evaluator.judges.injection`).
+(:mod:`evaluator.textsafety`).
 """
 
 from __future__ import annotations
@@ -27,7 +27,6 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from evaluator.errors import ConfigError, JudgeOutputError
 from evaluator.evidence.bundle import EvidenceBundle
-from evaluator.judges.injection import fence, redact
 from evaluator.judges.llm_judge import (
     Citable,
     Cite,
@@ -43,6 +42,7 @@ from evaluator.keys import sha256_bytes
 from evaluator.llm.client import ChatClient, ChatRequest, ChatResult, ModelAccess, ModelOptions
 from evaluator.models import Dimension, EvidenceRef, JudgeInfo, PairChoice, PairwiseVerdict, Preference, Query
 from evaluator.package_data import package_text
+from evaluator.textsafety import fence, redact
 
 PROMPT = "judge-pairwise-v1"
 # The answer's JSON format, part of the version (so of pairwise keys): a verdict made under an older format

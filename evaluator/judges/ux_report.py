@@ -11,7 +11,7 @@ app, and the report's *repair lift* is repaired minus original.
 One model call, at the options' temperature (0 by default) with JSON-schema structured output. The
 model is shown the brief, the app's source, the action trace with its times, the agent's summary,
 the console's errors, the first desktop screenshot and keyframes of the recording; everything that
-came from the app is redacted and fenced (:mod:`evaluator.judges.injection`).
+came from the app is redacted and fenced (:mod:`evaluator.textsafety`).
 
 Answers are checked against what the bundle holds. An answer that is not valid JSON for the schema,
 or whose findings cite evidence the bundle does not hold, gets one repair request (the findings at
@@ -37,12 +37,12 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from evaluator.errors import ConfigError, JudgeOutputError
 from evaluator.evidence.bundle import EvidenceBundle
 from evaluator.evidence.keyframes import keyframes
-from evaluator.judges.injection import Finding, fence, redact
 from evaluator.judges.llm_judge import INJECTION_FLAG
 from evaluator.keys import content_key, sha256_bytes
 from evaluator.llm.client import ChatClient, ChatRequest, ChatResult, ModelAccess, ModelOptions
 from evaluator.models import EvidenceRef, JudgeInfo, Query, Severity, UxDimension, UxFinding, UxReport
 from evaluator.package_data import package_text
+from evaluator.textsafety import Finding, fence, redact
 
 RUBRIC = "ux-v1"
 PROMPT = "judge-ux-v1"

@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from evaluator.evidence.collect import _SCANNED_CHARS, _TEXT_SUFFIXES
-from evaluator.judges.injection import Finding, redact
+from evaluator.textsafety import Finding, redact
 
 ROOT = Path(__file__).resolve().parents[2]
 MIRROR = ROOT / "images" / "sandbox" / "build" / "mirror" / "node_modules"

@@ -43,10 +43,10 @@ import yaml
 
 from evaluator.evidence.bundle import EvidenceBundle
 from evaluator.evidence.collect import collect_evidence
-from evaluator.judges.injection import redact
 from evaluator.judges.llm_judge import INJECTION_FLAG, LLMJudge, LLMJudgeOptions
 from evaluator.llm.client import Endpoint, ModelAccess, ResponseCache
 from evaluator.models import AgentConfig, Difficulty, Kind, Query, Verdict
+from evaluator.textsafety import redact
 from tests.llm.scripted_server import Turn, scripted_server
 from tests.llm.test_llm_judge import STATIC, _dynamic, _phase, _text_of
 from tests.support import html_artifact, with_browser
