@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from evaluator.lazy import lazy_exports
 
 if TYPE_CHECKING:
-    from evaluator.abandon import abandon
+    from evaluator.abandonment import abandon
     from evaluator.agents.observation import Action, ActionKind, AgentSummary, Observation, StepRecord
     from evaluator.agents.policies import Policy, policies
     from evaluator.answer.extract import ExtractedApp, NotAssessable, extract_app
@@ -85,7 +85,7 @@ if TYPE_CHECKING:
     from evaluator.run import StagePaths, evidence_flags, execute_run, failed_outcome, judge_or_fall_back, make_run_spec
 
 _WHERE = {
-    "abandon": "evaluator.abandon",
+    "abandon": "evaluator.abandonment",
     "Action": "evaluator.agents.observation",
     "ActionKind": "evaluator.agents.observation",
     "AgentConfig": "evaluator.models",

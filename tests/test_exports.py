@@ -4,6 +4,7 @@ evalgrid loads only what that part needs."""
 from __future__ import annotations
 
 import argparse
+import ast
 import importlib
 import shutil
 import subprocess
@@ -36,11 +37,41 @@ def test_exports_are_sorted_unique_and_documented(package: str) -> None:
         assert getattr(member, "__doc__", None), f"{package}.{name} has no docstring"
 
 
+@pytest.mark.parametrize("package", PACKAGES)
+def test_no_package_exports_a_name_one_of_its_modules_has(package: str) -> None:
+    """Importing a submodule sets the package's attribute of that name to the module: an exported name that is also
+    a submodule's would be the module or the export depending on what was imported first."""
+    folder = ROOT.joinpath(*package.split("."))
+    modules = {path.stem for path in folder.glob("*.py")} | {path.parent.name for path in folder.glob("*/__init__.py")}
+    assert not set(getattr(importlib.import_module(package), "__all__", [])) & modules
+
+
 def test_evaluator_never_imports_cluster() -> None:
     code = ("import sys, evaluator; [getattr(evaluator, n) for n in evaluator.__all__]; "
             "print(any(m == 'cluster' or m.startswith('cluster.') for m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "False"
+
+
+def test_cluster_imports_from_evaluator_only_what_its_packages_export() -> None:
+    """The evaluator/cluster boundary: ``cluster`` takes ``evaluator``'s names from a package's ``__all__``, never
+    from a module inside one, so a module can move inside ``evaluator`` without ``cluster`` noticing."""
+    crossings, deep = 0, []
+    for path in sorted((ROOT / "cluster").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                deep += [f"{path.name}: import {a.name}" for a in node.names if a.name.startswith("evaluator.")]
+            if not (isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "evaluator"):
+                continue
+            crossings += 1
+            assert node.module is not None
+            if node.module not in PACKAGES:
+                deep.append(f"{path.relative_to(ROOT)}: from {node.module}")
+                continue
+            exported = getattr(importlib.import_module(node.module), "__all__", [])
+            deep += [f"{path.relative_to(ROOT)}: {a.name} from {node.module}"
+                     for a in node.names if a.name not in exported]
+    assert crossings > 50 and deep == [], deep
 
 
 def test_default_policy_and_judge_are_registered() -> None:

@@ -25,7 +25,7 @@ from cluster.scheduling.rejudge import parse_judge
 from cluster.scheduling.rejudge import rejudge as rejudge_run_dir
 from evaluator import ConfigError
 from evaluator.answer import RepairOptions
-from evaluator.judges.ux_report import UxJudgeOptions
+from evaluator.judges import UxJudgeOptions
 from evaluator.llm import Endpoint, SpendingCap
 
 

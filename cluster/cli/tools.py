@@ -14,8 +14,8 @@ from rich.console import Console
 
 from cluster.cli.commands import PLUGIN_OPTIONS
 from cluster.sweep.spec import SweepSpec
-from evaluator import Artifact, ConfigError, EvidenceManifest, Outcome, Query, QuerySet, Verdict
-from evaluator.agents import Action, AgentSummary, Observation, StepRecord, policies
+from evaluator import Artifact, ConfigError, EvidenceManifest, Outcome, Query, QuerySet, Verdict, policies
+from evaluator.agents import Action, AgentSummary, Observation, StepRecord
 from evaluator.judges import judges
 from evaluator.preview import DEFAULT_CHECKS, PreviewCheck
 

@@ -48,7 +48,7 @@ from evaluator import (
     write_json_atomic,
 )
 from evaluator.evidence import EvidenceBundle, read_manifest
-from evaluator.judges.pairwise import PairwiseJudge, create_pairwise_judge, pairwise_key
+from evaluator.judges import PairwiseJudge, create_pairwise_judge, pairwise_key
 from evaluator.llm import Budget, Endpoint, ModelAccess, ResponseCache
 
 

@@ -50,7 +50,7 @@ from evaluator import (
 )
 from evaluator.answer import Repairer, RepairOptions, bundle_sources, files_digest, repair_key
 from evaluator.evidence import EvidenceBundle, read_manifest
-from evaluator.judges.ux_report import UxJudge, UxJudgeOptions, ux_report_key
+from evaluator.judges import UxJudge, UxJudgeOptions, ux_report_key
 from evaluator.llm import Endpoint, ModelAccess, ResponseCache, SpendingCap
 
 REPORTS_DIR = "ux-reports"

@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from cluster.scheduling.judge_pool import JudgeServerSpec, pool_health, resolve_pools, start_pool, stop_pool
     from cluster.scheduling.ray_auth import join_ray
     from cluster.scheduling.ray_grid import RayOptions, RayScheduler
-    from cluster.scheduling.rejudge import RejudgeResult, rejudge
+    from cluster.scheduling.rejudge import RejudgeResult
     from cluster.scheduling.runner import GridOptions, LocalScheduler, Scheduler, SweepResult, run_sweep
     from cluster.scheduling.worker import RunWorker, WorkerSettings
 
@@ -40,7 +40,6 @@ _WHERE = {
     "resolve_pools": "cluster.scheduling.judge_pool",
     "join_ray": "cluster.scheduling.ray_auth",
     "RejudgeResult": "cluster.scheduling.rejudge",
-    "rejudge": "cluster.scheduling.rejudge",
 }
 
 __all__ = [
@@ -56,7 +55,6 @@ __all__ = [
     "WorkerSettings",
     "join_ray",
     "pool_health",
-    "rejudge",
     "resolve_pools",
     "run_sweep",
     "start_pool",

@@ -12,8 +12,18 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from cluster.pairwise.pairs import check_selection
-from evaluator import AgentConfig, Candidate, ConfigError, JudgeConfig, Query, QuerySet, Registry, RunSpec, run_key
-from evaluator.agents import policies
+from evaluator import (
+    AgentConfig,
+    Candidate,
+    ConfigError,
+    JudgeConfig,
+    Query,
+    QuerySet,
+    Registry,
+    RunSpec,
+    policies,
+    run_key,
+)
 from evaluator.answer import VARIANTS, answer_digest
 from evaluator.judges import create_judge, judges
 from evaluator.llm import Endpoint
@@ -313,7 +323,7 @@ def _check_plugins(spec: SweepSpec, path: Path) -> None:
         (f"judges[{i}]", judges, j.name, j.options) for i, j in enumerate(spec.judge_panel)]
     checks.append(("agent", policies, spec.agent.policy, spec.agent.options))
     if spec.pairwise is not None:
-        from evaluator.judges.pairwise import pairwise_judges  # only a sweep that compares pays for the import
+        from evaluator.judges import pairwise_judges  # only a sweep that compares pays for the import
 
         checks.append(("pairwise.judge", pairwise_judges, spec.pairwise.judge.name, spec.pairwise.judge.options))
     for where, registry, name, options in checks:

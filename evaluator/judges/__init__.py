@@ -1,9 +1,9 @@
 """Judges: turn a committed evidence bundle into a :class:`~evaluator.models.Verdict`.
 
 A judge reads only the bundle (never a browser), so verdicts can be re-issued on frozen evidence. This
-package holds the :class:`Judge` protocol and its registry; the judges are ``heuristic`` and ``llm_judge``,
-with ``failure_policy`` (the verdict on an app that hung, crashed or tampered) and ``injection`` (text
-that addresses the evaluator, cut out before any judge reads it).
+package holds the :class:`Judge` protocol and its registry (``protocol``); the judges are ``heuristic`` and
+``llm_judge``, with ``failure_policy`` (the verdict on an app that hung, crashed or tampered). Text that addresses the
+evaluator is cut out before any judge reads it by :mod:`evaluator.textsafety`.
 
 Beside the absolute verdict: ``pairwise`` (the :class:`~evaluator.judges.pairwise.PairwiseJudge` protocol,
 its registry and the heuristic pairwise judge) with ``llm_pairwise`` (two bundles, one order, one call), and
@@ -12,38 +12,47 @@ its registry and the heuristic pairwise judge) with ``llm_pairwise`` (two bundle
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import TYPE_CHECKING
 
-from evaluator.evidence.bundle import EvidenceBundle
-from evaluator.llm.client import ModelAccess
-from evaluator.models import JudgeConfig, Verdict
-from evaluator.registry import Registry
+from evaluator.lazy import lazy_exports
 
+if TYPE_CHECKING:
+    from evaluator.judges.pairwise import PairwiseJudge, create_pairwise_judge, pairwise_judges, pairwise_key
+    from evaluator.judges.protocol import Judge, check, create, create_judge, judges, names, register
+    from evaluator.judges.ux_report import UxJudge, UxJudgeOptions, ux_report_key
 
-class Judge(Protocol):
-    """Scores one evidence bundle."""
+_WHERE = {
+    "check": "evaluator.judges.protocol",
+    "create": "evaluator.judges.protocol",
+    "create_judge": "evaluator.judges.protocol",
+    "create_pairwise_judge": "evaluator.judges.pairwise",
+    "Judge": "evaluator.judges.protocol",
+    "judges": "evaluator.judges.protocol",
+    "names": "evaluator.judges.protocol",
+    "PairwiseJudge": "evaluator.judges.pairwise",
+    "pairwise_judges": "evaluator.judges.pairwise",
+    "pairwise_key": "evaluator.judges.pairwise",
+    "register": "evaluator.judges.protocol",
+    "UxJudge": "evaluator.judges.ux_report",
+    "UxJudgeOptions": "evaluator.judges.ux_report",
+    "ux_report_key": "evaluator.judges.ux_report",
+}
 
-    @property
-    def version(self) -> str:
-        """Identity of everything that shapes the verdicts (rubric or prompts, model); part of the keys."""
-        ...
+__all__ = [
+    "Judge",
+    "PairwiseJudge",
+    "UxJudge",
+    "UxJudgeOptions",
+    "check",
+    "create",
+    "create_judge",
+    "create_pairwise_judge",
+    "judges",
+    "names",
+    "pairwise_judges",
+    "pairwise_key",
+    "register",
+    "ux_report_key",
+]
 
-    async def __call__(self, bundle: EvidenceBundle, *, verdict_key: str, models: ModelAccess | None = None
-                       ) -> Verdict:
-        """Return the verdict on ``bundle``, keyed ``verdict_key``; ``models`` is what a model-based judge may call."""
-        ...
-
-
-judges: Registry[Judge] = Registry("judge", builtins=("evaluator.judges.heuristic", "evaluator.judges.llm_judge"))
-"""Registry of judges; ``judges.create(name, **options)`` builds one."""
-
-# The package answers as its registry does (``evaluator.judges.register(...)``), as ``evaluator.policies`` does.
-register = judges.register
-create = judges.create
-check = judges.check
-names = judges.names
-
-
-def create_judge(config: JudgeConfig) -> Judge:
-    """Build the judge a :class:`JudgeConfig` names, with its options (a wrong one is a ConfigError)."""
-    return judges.create(config.name, **judges.check(config.name, config.options))
+__getattr__, __dir__ = lazy_exports(__name__, _WHERE, __all__)

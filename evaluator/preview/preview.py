@@ -27,7 +27,7 @@ from typing import Any
 
 from playwright.async_api import Browser, BrowserContext
 
-from evaluator.abandon import abandon
+from evaluator.abandonment import abandon
 from evaluator.answer.extract import NotAssessable, extract_app
 from evaluator.browser.app_host import LOOPBACK, AppHost
 from evaluator.browser.context_pool import ContextPool, Tab, close_context
