@@ -25,6 +25,7 @@ from evaluator.clock import utc_now
 from evaluator.errors import BuildUnavailableError, EncoderUnavailableError, JudgeOutputError, ModelRequestError
 from evaluator.evidence.bundle import EvidenceBundle, read_manifest
 from evaluator.evidence.collect import INJECTION_FINDINGS, EvidenceCollection
+from evaluator.failures import app_failure_code, classify
 from evaluator.judges import create_judge
 from evaluator.judges.failure_policy import policy_version, score_app_failure, score_unreadable_bundle
 from evaluator.judges.llm_judge import INJECTION_FLAG
@@ -32,7 +33,6 @@ from evaluator.keys import COLLECTOR_VERSION, content_key, run_key, sha256_bytes
 from evaluator.llm.client import ModelAccess
 from evaluator.models import (
     AgentConfig,
-    AppFailure,
     Artifact,
     Candidate,
     EvidenceManifest,
@@ -52,10 +52,6 @@ from evaluator.progress import RunProgress
 
 FALLBACK_JUDGE = JudgeConfig(name="heuristic")
 """Scores a run whose model judge refused or answered unusably: it reads measured evidence only, no page text."""
-_FAILURE_CODES = {AppFailure.HANG: ReasonCode.APP_HANG, AppFailure.CRASH: ReasonCode.APP_CRASH,
-                  AppFailure.TAMPER: ReasonCode.APP_TAMPER}
-
-
 @dataclass(frozen=True)
 class StagePaths:
     """Where stage outputs live under a run directory."""
@@ -108,9 +104,11 @@ async def execute_run(spec: RunSpec, *, browser: Browser, paths: StagePaths, att
     (a hang or crash its worker committed) is scored by the failure policy: ``judged`` with reason ``app_hang`` /
     ``app_crash`` and functional 0.
 
-    Raises :class:`~evaluator.errors.InfrastructureError` when the machinery fails (the caller
-    decides on retries) and :class:`~evaluator.errors.BudgetExhaustedError` when the sweep's budget
-    stops a call (the caller defers the run).
+    A failure that another attempt would meet again (a model endpoint that refuses the request, a host that cannot
+    encode video or build) is an ``infra_error`` outcome. Raises :class:`~evaluator.errors.InfrastructureError`
+    when the sandbox or its browser fails (the caller decides on retries) and
+    :class:`~evaluator.errors.BudgetExhaustedError` when the sweep's budget stops a call (the caller defers the
+    run); :func:`~evaluator.failures.classify` says what each stands for.
     """
     run = _Run(spec, paths, attempt=attempt, models=models)
     notes: list[str] = []
@@ -165,6 +163,11 @@ class _Run:
             finished_at=utc_now(),
         )
 
+    def failed(self, exc: BaseException) -> Outcome:
+        """The outcome a stage's exception stands for (:func:`~evaluator.failures.classify`)."""
+        failure = classify(exc)
+        return self.outcome(failure.status, failure.code, str(exc))
+
     async def answer(self, notes: list[str], *, previewer: AppPreviewer) -> bytes | Outcome:
         """The candidate's answer, replayed from its file or generated (``notes``: what the artifact should say
         about it; ``previewer``: the preview tool an agentic candidate may call)."""
@@ -185,7 +188,7 @@ class _Run:
                 generation = await generate(spec.candidate, spec.query, variant=spec.variant, sample=spec.sample,
                                             models=self._access, store=store)
         except ModelRequestError as exc:
-            return self.outcome(OutcomeStatus.INFRA_ERROR, ReasonCode.MODEL_REQUEST_REFUSED, str(exc))
+            return self.failed(exc)
         if generation.refusal and not generation.content.strip():
             return self.outcome(OutcomeStatus.NON_ASSESSABLE, ReasonCode.MODEL_REFUSED,
                                 f"the candidate model refused: {generation.refusal[:500]}")
@@ -240,10 +243,8 @@ class _Run:
                                                 host=host, models=self._access)
                 collection.keep_preview_rounds(self._rounds)
                 manifest = await collection.run(progress)
-            except EncoderUnavailableError as exc:
-                return self.outcome(OutcomeStatus.INFRA_ERROR, ReasonCode.ENCODER_FAILED, str(exc))
-            except BuildUnavailableError as exc:
-                return self.outcome(OutcomeStatus.INFRA_ERROR, ReasonCode.BUILD_UNAVAILABLE, str(exc))
+            except (EncoderUnavailableError, BuildUnavailableError) as exc:
+                return self.failed(exc)  # the host cannot record or build: a fresh sandbox would not either
         if manifest.build is not None and not manifest.build.ok:
             # The answer does not build offline against the sandbox's packages: the model's failure, with its log.
             log_tail = (bundle_dir / manifest.build.log_file).read_text(encoding="utf-8", errors="replace")[-1500:]
@@ -262,7 +263,7 @@ class _Run:
                 judged = await judge_or_fall_back(config, evidence_key, manifest, bundle_dir, self._paths,
                                                   self._access)
             except ModelRequestError as exc:
-                return self.outcome(OutcomeStatus.INFRA_ERROR, ReasonCode.MODEL_REQUEST_REFUSED, str(exc))
+                return self.failed(exc)
             flags += judged.flags
             if judged.fallback is None:
                 verdicts.append(judged.verdict)
@@ -271,7 +272,7 @@ class _Run:
                 verdicts.append(judged.verdict)
         if manifest.incomplete is not None:
             cut = manifest.incomplete
-            code = _FAILURE_CODES[cut.failure]
+            code = app_failure_code(cut.failure)
             detail = (f"the app's {cut.failure.value} during {cut.phase}: {cut.detail}"
                       + (f"\n{detail}" if detail else ""))
         return self.outcome(OutcomeStatus.JUDGED, code, detail, verdict=verdicts[0], panel=verdicts[1:],

@@ -27,8 +27,9 @@ from evaluator import (
     Outcome,
     OutcomeReason,
     OutcomeStatus,
-    ReasonCode,
     StagePaths,
+    as_failed,
+    classify,
     evidence_flags,
     judge_dir_name,
     judge_or_fall_back,
@@ -119,9 +120,7 @@ class _Rescorer:
                                                   bundle, self.paths, access)
             except ModelRequestError as exc:
                 self.result.failed.append(f"{outcome.run_key}: {exc}")
-                return outcome.model_copy(update={
-                    "status": OutcomeStatus.INFRA_ERROR, "functional": None, "aesthetic": None, "verdict_key": None,
-                    "reason": OutcomeReason(code=ReasonCode.MODEL_REQUEST_REFUSED, detail=str(exc)[:2000])})
+                return as_failed(outcome, classify(exc), str(exc))
             except BudgetExhaustedError:
                 self.result.deferred += 1
                 return None

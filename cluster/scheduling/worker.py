@@ -43,28 +43,27 @@ from cluster.store.object_store import S3Store, StoreSettings
 from cluster.store.remote import RunStore
 from cluster.sweep.inputs import InputsRef, fetch_inputs
 from evaluator import (
+    SANDBOX_DEATHS,
+    TIMED_OUT,
     AppFailure,
-    BrowserUnavailableError,
-    BudgetExhaustedError,
+    Blame,
     ConfigError,
-    EncoderUnavailableError,
     EvidenceError,
+    Failure,
     HangProbe,
     InfrastructureError,
-    ModelRequestError,
-    ModelUnavailableError,
     Outcome,
     OutcomeReason,
     OutcomeStatus,
     ReasonCode,
     RunProgress,
     RunSpec,
-    SandboxError,
     StagePaths,
     StoreError,
-    TamperError,
     WorkerStartError,
     abandon,
+    as_failed,
+    classify,
     execute_run,
     failed_outcome,
     utc_now,
@@ -78,11 +77,6 @@ _CLEANUP_S = 15.0
 """How long a timed-out run may take to unwind before its sandbox is removed under it."""
 _DEADLINE_CHECK_S = 2.0
 """How often a run's deadline is read again while it runs (it moves when the answer is ready)."""
-_SANDBOX_FAILURES = frozenset({ReasonCode.SANDBOX_FAILED, ReasonCode.BROWSER_UNAVAILABLE, ReasonCode.BROWSER_CRASHED,
-                               ReasonCode.INTERNAL_ERROR, ReasonCode.RUN_TIMEOUT})
-"""Failures an app in play could cause on purpose: the control page decides whose they are. (A model endpoint
-or the video encoder lives outside the sandbox; their failures stay the machinery's.)"""
-
 
 @dataclass(frozen=True)
 class WorkerSettings:
@@ -264,28 +258,36 @@ class RunWorker:
     async def _execute(self, spec: RunSpec) -> Outcome:
         if self._backend is None:
             return _noop_outcome(spec)
-        tried = _Tries(time.monotonic())
+        started = time.monotonic()
+        failed: _Failed | None = None
+        # A control page on the fresh sandbox after an attempt died under the app: when it passed and the next
+        # attempt dies the same way, the app is what kills sandboxes (its crash); when it failed, the machinery.
+        control: ControlCheck | None = None
+        broken = ""
         for attempt in range(1, self.settings.max_attempts + 1):
             now = _Attempt(attempt)
             try:
-                outcome = await self._attempt(spec, now, tried)
-            except ModelUnavailableError as exc:
-                tried.code, tried.detail = ReasonCode.MODEL_UNAVAILABLE, str(exc)
-                continue  # the sandbox is fine: retry without replacing it
+                tried = await self._attempt(spec, now, started)
             except Exception as exc:  # noqa: BLE001 - a bug or a dead browser costs one run, not the sweep
-                outcome = await self._failed(spec, now, tried, exc)
-            if outcome is None:
-                outcome = await self._after_failed_attempt(spec, now, tried)
-            if outcome is not None:
-                return outcome
-        if tried.broken:
-            tried.detail = f"{tried.broken}\nlast attempt: {tried.detail}"
-        status = OutcomeStatus.TIMEOUT if tried.code is ReasonCode.RUN_TIMEOUT else OutcomeStatus.INFRA_ERROR
-        return failed_outcome(spec, status, tried.code, tried.detail, attempts=self.settings.max_attempts,
-                              duration_s=time.monotonic() - tried.started)
+                tried = await self._failed(spec, now, exc, started)
+            if isinstance(tried, Outcome):
+                return tried
+            failed = tried
+            if failed.failure.blame is Blame.MODEL:
+                continue  # the endpoint, not the sandbox: retry without replacing it
+            after = await self._after_failed_attempt(spec, now, failed, control, started)
+            if isinstance(after, Outcome):
+                return after
+            control = after
+            if control is not None and not control.passed:
+                broken = f"after attempt {attempt}, {control.detail} on a fresh sandbox: the machinery's failure"
+        assert failed is not None  # every attempt that returns no outcome failed
+        detail = f"{broken}\nlast attempt: {failed.detail}" if broken else failed.detail
+        return failed_outcome(spec, failed.failure.status, failed.failure.code, detail,
+                              attempts=self.settings.max_attempts, duration_s=time.monotonic() - started)
 
-    async def _attempt(self, spec: RunSpec, now: _Attempt, tried: _Tries) -> Outcome | None:
-        """One attempt: its outcome; or ``None`` with ``tried`` saying why it failed (a machine timeout)."""
+    async def _attempt(self, spec: RunSpec, now: _Attempt, started_run: float) -> Outcome | _Failed:
+        """One attempt: its outcome, or why it failed (a machine timeout)."""
         assert self._backend is not None
         limit = self.settings.run_timeout_s
         now.browser = await self._backend.browser()
@@ -312,66 +314,53 @@ class RunWorker:
         if ended == "disconnected":
             raise InfrastructureError("the browser's connection dropped during the run (sandbox gone?)")
         if not generated:
-            tried.code = ReasonCode.RUN_TIMEOUT
-            tried.detail = f"generating the answer exceeded its {generating:.0f} s limit (generation_timeout_s)"
-            return None
+            return _Failed(TIMED_OUT, f"generating the answer exceeded its {generating:.0f} s limit "
+                                      "(generation_timeout_s)")
         assert now.probe is not None  # ended == "timeout"
         if now.probe.app_hung and now.progress.commit_incomplete is not None:
             # The app's hang is a result about the app: scored from the evidence up to it, not retried.
-            return await self._app_failure(spec, now, tried, AppFailure.HANG,
+            return await self._app_failure(spec, now, started_run, AppFailure.HANG,
                                            f"the run exceeded its {limit:.0f} s limit: {now.probe.detail}")
-        tried.code = ReasonCode.RUN_TIMEOUT
-        tried.detail = (f"the run exceeded its {limit:.0f} s limit, and the hang probe did not find the app's page "
-                        f"busy beside a healthy browser: {now.probe.detail}")
-        return None
+        return _Failed(TIMED_OUT, f"the run exceeded its {limit:.0f} s limit, and the hang probe did not find the "
+                                  f"app's page busy beside a healthy browser: {now.probe.detail}")
 
-    async def _failed(self, spec: RunSpec, now: _Attempt, tried: _Tries, exc: Exception) -> Outcome | None:
-        """The outcome an attempt's exception decides; or ``None`` with ``tried`` saying why it failed."""
-        elapsed = time.monotonic() - tried.started
-        if isinstance(exc, BudgetExhaustedError):
-            # Not an outcome: the run waits for a larger budget (its paid calls so far are cached).
-            return failed_outcome(spec, OutcomeStatus.DEFERRED, ReasonCode.BUDGET_EXHAUSTED, str(exc),
-                                  attempts=now.number, duration_s=elapsed)
-        if isinstance(exc, ModelRequestError):
-            # The endpoint refuses the request itself (key, model id): the same request fails again.
-            return failed_outcome(spec, OutcomeStatus.INFRA_ERROR, ReasonCode.MODEL_REQUEST_REFUSED, str(exc),
-                                  attempts=now.number, duration_s=elapsed)
-        if isinstance(exc, TamperError) and now.progress.commit_incomplete is not None and now.browser is not None:
+    async def _failed(self, spec: RunSpec, now: _Attempt, exc: Exception, started: float) -> Outcome | _Failed:
+        """The outcome an attempt's exception decides (:func:`~evaluator.failures.classify`), or why it failed."""
+        failure = classify(exc)
+        if not failure.retry:
+            # A deferral for a larger budget (the paid calls so far are cached), or a request the endpoint refuses.
+            return failed_outcome(spec, failure.status, failure.code, str(exc), attempts=now.number,
+                                  duration_s=time.monotonic() - started)
+        if failure.blame is Blame.APP_IF_LOADED and now.progress.commit_incomplete is not None \
+                and now.browser is not None:
             now.probe = None
-            return await self._app_failure(spec, now, tried, AppFailure.TAMPER, str(exc))
-        # A tamper before this app was loaded: nothing of it ran, so it is the machinery's failure.
-        for kind, code in _FAILURE_CODES:
-            if isinstance(exc, kind):
-                tried.code, tried.detail = code, str(exc)
-                return None
-        tried.code = ReasonCode.INTERNAL_ERROR
-        tried.detail = f"{type(exc).__name__}: {exc}\n{traceback.format_exc(limit=6)}"
-        return None
+            return await self._app_failure(spec, now, started, AppFailure.TAMPER, str(exc))
+        if failure.code is ReasonCode.INTERNAL_ERROR:
+            return _Failed(failure, f"{type(exc).__name__}: {exc}\n{traceback.format_exc(limit=6)}")
+        return _Failed(failure, str(exc))
 
-    async def _after_failed_attempt(self, spec: RunSpec, now: _Attempt, tried: _Tries) -> Outcome | None:
+    async def _after_failed_attempt(self, spec: RunSpec, now: _Attempt, failed: _Failed,
+                                    control: ControlCheck | None, started: float) -> Outcome | ControlCheck | None:
         """After a failed attempt, a fresh sandbox; and when the app was in play, a control page on it, which
-        says whose failure it is (the app's, when a control passed before this attempt failed the same way)."""
-        code, detail = tried.code, tried.detail
-        in_play = now.progress.commit_incomplete is not None and code in _SANDBOX_FAILURES
-        if in_play and tried.control is not None and tried.control.passed and now.browser is not None:
+        says whose failure it is (the app's, when a control passed before this attempt failed the same way).
+        Returns the app's failure scored, or the control page's result (``None``: none was run)."""
+        code, detail = failed.failure.code, failed.detail
+        in_play = now.progress.commit_incomplete is not None and code in SANDBOX_DEATHS
+        if in_play and control is not None and control.passed and now.browser is not None:
             failure = AppFailure.HANG if code is ReasonCode.RUN_TIMEOUT else AppFailure.CRASH
             return await self._app_failure(
-                spec, now, tried, failure,
+                spec, now, started, failure,
                 f"each of {now.number} attempts failed its sandbox (the last: {code.value}: "
-                f"{(detail.splitlines() or [''])[0][:300]}); before the last, {tried.control.detail} on a fresh one")
+                f"{(detail.splitlines() or [''])[0][:300]}); before the last, {control.detail} on a fresh one")
         await self._recover(detail.splitlines()[0] if detail else code.value)
         last = now.number == self.settings.max_attempts
-        tried.control = await self._control_page() if in_play and not last else None
-        if tried.control is not None and not tried.control.passed:
-            tried.broken = (f"after attempt {now.number}, {tried.control.detail} on a fresh sandbox: "
-                            "the machinery's failure")
-        return None
+        return await self._control_page() if in_play and not last else None
 
-    async def _app_failure(self, spec: RunSpec, now: _Attempt, tried: _Tries, failure: AppFailure,
+    async def _app_failure(self, spec: RunSpec, now: _Attempt, started: float, failure: AppFailure,
                            detail: str) -> Outcome:
         """The app's hang, crash or tamper scored (:meth:`_score_app_failure`), timed from the run's start."""
         outcome = await self._score_app_failure(spec, now, failure, detail)
-        return outcome.model_copy(update={"duration_s": round(time.monotonic() - tried.started, 3)})
+        return outcome.model_copy(update={"duration_s": round(time.monotonic() - started, 3)})
 
     async def _score_app_failure(self, spec: RunSpec, now: _Attempt, failure: AppFailure, detail: str) -> Outcome:
         """Commit the evidence up to the app's hang or crash, replace the sandbox, and score the evidence.
@@ -392,14 +381,11 @@ class RunWorker:
             return await asyncio.wait_for(
                 execute_run(spec, browser=now.browser, paths=self._paths, attempt=attempt, host=self._backend.host,
                             models=self._models), self.settings.run_timeout_s)
-        except BudgetExhaustedError as exc:
-            return failed_outcome(spec, OutcomeStatus.DEFERRED, ReasonCode.BUDGET_EXHAUSTED, str(exc),
-                                  attempts=attempt, duration_s=time.monotonic() - started)
         except Exception as exc:  # noqa: BLE001 - scoring a failure must not fail the sweep; the run is recorded
-            code = ReasonCode.MODEL_UNAVAILABLE if isinstance(exc, ModelUnavailableError) else ReasonCode.INTERNAL_ERROR
-            return failed_outcome(spec, OutcomeStatus.INFRA_ERROR, code,
-                                  f"the app's {failure.value} ({detail[:300]}) could not be scored: "
-                                  f"{type(exc).__name__}: {exc}", attempts=attempt,
+            failed = classify(exc)
+            why = str(exc) if failed.status is OutcomeStatus.DEFERRED else (
+                f"the app's {failure.value} ({detail[:300]}) could not be scored: {type(exc).__name__}: {exc}")
+            return failed_outcome(spec, failed.status, failed.code, why, attempts=attempt,
                                   duration_s=time.monotonic() - started)
 
     async def _control_page(self) -> ControlCheck:
@@ -418,10 +404,7 @@ class RunWorker:
             await asyncio.to_thread(self._store.publish_stages, self._paths, outcome)
         except (StoreError, EvidenceError) as exc:
             self.health.last_error = str(exc)[:200]
-            return outcome.model_copy(update={
-                "status": OutcomeStatus.INFRA_ERROR,
-                "reason": OutcomeReason(code=ReasonCode.STORE_FAILED, detail=str(exc)[:2000]),
-                "functional": None, "aesthetic": None, "verdict_key": None, "judge_label": None})
+            return as_failed(outcome, classify(exc), str(exc))
         return outcome
 
     async def _contexts_on(self, browser: Browser) -> ContextPool:
@@ -457,28 +440,12 @@ class _Attempt:
     probe: HangProbe | None = None
 
 
-@dataclass
-class _Tries:
-    """What the attempts of one run found so far."""
+@dataclass(frozen=True)
+class _Failed:
+    """Why an attempt ended without an outcome."""
 
-    started: float
-    code: ReasonCode = ReasonCode.INTERNAL_ERROR
-    detail: str = ""
-    control: ControlCheck | None = None
-    """Set when an attempt's browser died under the app and a control page then passed on the fresh sandbox: if
-    the next attempt dies the same way, the app is what kills sandboxes (its crash)."""
-    broken: str = ""
-    """A control page that failed: the machinery, not the app, is what fails these attempts."""
-
-
-# An attempt's exception → its reason, first match wins (a tamper before the app loaded is the machinery's).
-_FAILURE_CODES: tuple[tuple[type[Exception], ReasonCode], ...] = (
-    (TamperError, ReasonCode.SANDBOX_FAILED),
-    (BrowserUnavailableError, ReasonCode.BROWSER_UNAVAILABLE),
-    (EncoderUnavailableError, ReasonCode.ENCODER_FAILED),
-    (SandboxError, ReasonCode.SANDBOX_FAILED),
-    (InfrastructureError, ReasonCode.BROWSER_CRASHED),
-)
+    failure: Failure
+    detail: str
 
 
 async def _until_done_or_disconnected(run: asyncio.Future[Outcome], browser: Browser,
