@@ -37,7 +37,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from evaluator.errors import ConfigError, JudgeOutputError
 from evaluator.evidence.bundle import EvidenceBundle
 from evaluator.evidence.keyframes import keyframes
-from evaluator.judges.llm_judge import INJECTION_FLAG
+from evaluator.judges.llm_judge import INJECTION_FLAG, Cite
 from evaluator.keys import content_key, sha256_bytes
 from evaluator.llm.client import ChatClient, ChatRequest, ChatResult, ModelAccess, ModelOptions
 from evaluator.models import EvidenceRef, JudgeInfo, Query, Severity, UxDimension, UxFinding, UxReport
@@ -81,21 +81,13 @@ class UxJudgeOptions(ModelOptions):
     seed: int = 0
 
 
-class _Cite(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    step: int | None = None
-    video_time_s: float | None = None
-    file: str | None = None
-
-
 class _Finding(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     dimension: UxDimension
     severity: Severity
     description: str
-    cite: _Cite
+    cite: Cite
     suggestion: str
 
 
@@ -122,7 +114,7 @@ class UxCitable:
     video_s: float = 0.0
     files: tuple[str, ...] = ()
 
-    def problem(self, cite: _Cite) -> str:
+    def problem(self, cite: Cite) -> str:
         """Why ``cite`` points at nothing this bundle holds, or ``""``."""
         if cite.step is None and cite.video_time_s is None and not cite.file:
             return "it cites no step, time or file"
@@ -142,7 +134,7 @@ class UxCitable:
                 return path
         return None
 
-    def ref(self, cite: _Cite) -> EvidenceRef:
+    def ref(self, cite: Cite) -> EvidenceRef:
         """The evidence reference of a usable citation."""
         return EvidenceRef(step=cite.step, video_time_s=cite.video_time_s,
                            file=self.file(cite.file) if cite.file else None)
