@@ -1,6 +1,6 @@
-"""evalgrid's package data (``rubrics/``, ``prompts/``), read once per process.
+"""evalgrid's package data (``rubrics/``, ``prompts/``, ``scripts/``), read once per process.
 
-Their bytes enter judge versions and so keys: every judge reads them through here, so a missing file is
+Their bytes enter judge versions and so keys: every module reads them through here, so a missing file is
 the same clear error everywhere.
 """
 

@@ -16,7 +16,6 @@ reached is an infrastructure failure of the run, not a result about the app.
 from __future__ import annotations
 
 import functools
-from importlib import resources
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -26,6 +25,7 @@ from evaluator.agents.policies import Policy, policies
 from evaluator.errors import ConfigError
 from evaluator.llm.client import ChatClient, ChatRequest, ChatResult, ModelAccess, ModelOptions
 from evaluator.models import AgentConfig, Query
+from evaluator.package_data import package_text
 from evaluator.textsafety import fence, redact
 
 PROMPT = "agent-v1"
@@ -35,7 +35,7 @@ _MAX_FAILED_TURNS = 3
 
 @functools.cache
 def _prompt() -> str:
-    return resources.files("evaluator").joinpath(f"prompts/{PROMPT}.md").read_text(encoding="utf-8")
+    return package_text("prompts", f"{PROMPT}.md")
 
 
 class _Summary(BaseModel):

@@ -11,7 +11,6 @@ counts, cost and latency, so a re-run reuses it and never pays twice.
 from __future__ import annotations
 
 import functools
-from importlib import resources
 from pathlib import Path
 from typing import Literal
 
@@ -57,10 +56,10 @@ def answer_digest(answers_dir: Path, query_id: str) -> str | None:
 
 @functools.cache
 def _prompt(name: str) -> str:
-    path = resources.files("evaluator").joinpath(f"prompts/{name}.md")
-    if not path.is_file():
-        raise ConfigError(f"no prompt {name!r}; the built-in variants are {', '.join(VARIANTS)}")
-    return path.read_text(encoding="utf-8").strip()
+    try:
+        return package_text("prompts", f"{name}.md").strip()
+    except ConfigError:
+        raise ConfigError(f"no prompt {name!r}; the built-in variants are {', '.join(VARIANTS)}") from None
 
 
 def variant_guidance(variant: str | None) -> str:

@@ -15,7 +15,6 @@ import asyncio
 import contextlib
 import functools
 import re
-from importlib import resources
 from typing import Any, Literal
 
 from playwright.async_api import CDPSession, Page
@@ -24,6 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from evaluator.browser.crash import CrashWatch, PageCrashed
 from evaluator.browser.isolated import create_world, evaluate
 from evaluator.errors import InfrastructureError
+from evaluator.package_data import package_text
 
 __all__ = ["AXE_VERSION", "AccessibilityAudit", "AxeViolation", "audit_accessibility"]
 
@@ -117,7 +117,8 @@ class AccessibilityAudit(_Record):
 
 @functools.cache
 def _axe_source() -> str:
-    return resources.files("evaluator").joinpath(_AXE_RESOURCE).read_text(encoding="utf-8")
+    kind, _, name = _AXE_RESOURCE.partition("/")
+    return package_text(kind, name)
 
 
 def _wcag(tags: list[str]) -> tuple[list[str], _WcagLevel | None]:

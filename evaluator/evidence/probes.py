@@ -6,7 +6,6 @@ import asyncio
 import functools
 import time
 from dataclasses import asdict, dataclass
-from importlib import resources
 from typing import Any
 
 import cv2
@@ -15,12 +14,13 @@ from playwright.async_api import Page
 
 from evaluator.browser.isolated import evaluate, world
 from evaluator.evidence.facts import checked_page_facts
+from evaluator.package_data import package_text
 
 
 @functools.cache
 def page_script(name: str) -> str:
     """Source of the in-page script ``scripts/<name>.js``."""
-    return resources.files("evaluator").joinpath(f"scripts/{name}.js").read_text(encoding="utf-8")
+    return package_text("scripts", f"{name}.js")
 
 
 async def page_facts(page: Page) -> dict[str, Any]:

@@ -9,7 +9,6 @@ complete (otherwise aesthetic 0.0: no design was seen). The wording is ``rubrics
 from __future__ import annotations
 
 import functools
-from importlib import resources
 from typing import Any
 
 import yaml
@@ -25,6 +24,7 @@ from evaluator.models import (
     Severity,
     Verdict,
 )
+from evaluator.package_data import package_text
 
 _FULL_SCALE = 8.0
 """The judge's own deductions on a zeroed dimension are dropped: the failure accounts for all of its points."""
@@ -32,7 +32,7 @@ _FULL_SCALE = 8.0
 
 @functools.cache
 def _policy_text() -> str:
-    return resources.files("evaluator").joinpath("rubrics/failure-policy.yaml").read_text(encoding="utf-8")
+    return package_text("rubrics", "failure-policy.yaml")
 
 
 def _policy() -> dict[str, Any]:

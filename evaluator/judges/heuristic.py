@@ -16,7 +16,6 @@ import functools
 import re
 from collections import defaultdict
 from dataclasses import dataclass, field
-from importlib import resources
 from typing import Any
 
 import yaml
@@ -24,7 +23,7 @@ from pydantic import BaseModel, ConfigDict
 
 from evaluator.agents.observation import KEY_PROBE_REASON
 from evaluator.brief import asks_for_keys
-from evaluator.errors import RegistryError
+from evaluator.errors import ConfigError, RegistryError
 from evaluator.evidence.bundle import EvidenceBundle
 from evaluator.evidence.design import Quality, measure_qualities
 from evaluator.evidence.language import language_matches
@@ -42,6 +41,7 @@ from evaluator.models import (
     Severity,
     Verdict,
 )
+from evaluator.package_data import package_text
 
 _NEAR_EMPTY_ELEMENTS = 12
 _NEAR_EMPTY_TEXT = 20
@@ -61,10 +61,10 @@ _KEYS_BY_TEXT = "text"
 
 @functools.cache
 def _rubric_text(version: str) -> str:
-    path = resources.files("evaluator").joinpath(f"rubrics/{version}.yaml")
-    if not path.is_file():
-        raise RegistryError(f"no heuristic rubric {version!r}; rubrics live in evaluator/rubrics/")
-    return path.read_text(encoding="utf-8")
+    try:
+        return package_text("rubrics", f"{version}.yaml")
+    except ConfigError:
+        raise RegistryError(f"no heuristic rubric {version!r}; rubrics live in evaluator/rubrics/") from None
 
 
 DEFAULT_RUBRIC = "heuristic-v6"

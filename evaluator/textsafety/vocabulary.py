@@ -20,9 +20,9 @@ letters and CJK ("给 ai 评委"), so ``\\b`` works there too.
 from __future__ import annotations
 
 import functools
-from importlib import resources
 
 from evaluator.errors import ConfigError
+from evaluator.package_data import package_text
 
 # Traditional Chinese characters read as the simplified ones the vocabulary is written in ("給評審模型" is
 # "给评审模型"). The vocabulary's own patterns are folded the same way, so Japanese kanji that share a
@@ -49,7 +49,8 @@ def vocabulary() -> dict[str, dict[str, str]]:
     (a pattern written as a list is its pieces joined by "|": one alternation). Read once, on first use."""
     import yaml  # (here, not at import: importing the package reads and parses nothing)
 
-    data = yaml.safe_load(resources.files("evaluator").joinpath(VOCABULARY).read_text(encoding="utf-8"))
+    kind, _, name = VOCABULARY.partition("/")
+    data = yaml.safe_load(package_text(kind, name))
     if not isinstance(data, dict) or data.get("version") != VOCABULARY_VERSION:
         found = data.get("version") if isinstance(data, dict) else None
         raise ConfigError(f"{VOCABULARY} in evalgrid's package data has version {found!r}, this evalgrid reads version "

@@ -1214,10 +1214,8 @@ def test_the_vocabulary_is_a_versioned_data_file() -> None:
     assert set(vocabulary()) == set(data["tables"])  # the detector's tables are the data file's
 
 
-def test_a_vocabulary_of_another_version_is_a_config_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    (tmp_path / VOCABULARY).parent.mkdir(parents=True)
-    (tmp_path / VOCABULARY).write_text("version: 99\ntables: {}\n", encoding="utf-8")
-    monkeypatch.setattr(vocabulary_module, "resources", type("Files", (), {"files": staticmethod(lambda _: tmp_path)}))
+def test_a_vocabulary_of_another_version_is_a_config_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(vocabulary_module, "package_text", lambda kind, name: "version: 99\ntables: {}\n")
     with pytest.raises(ConfigError, match="has version 99.*reinstall evalgrid"):
         vocabulary.__wrapped__()  # (the cached one was read from the real file)
 
