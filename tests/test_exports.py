@@ -104,16 +104,17 @@ def _loaded_by(argv: list[str]) -> set[str]:
 
 
 def test_evalgrid_help_loads_no_subsystem() -> None:
-    """``evalgrid --help`` and a command's ``--help`` load the command line's declarations only: no record model,
-    no scheduler, no client of a browser, cluster or cloud."""
+    """``evalgrid --help`` and a command's ``--help`` load the command line's declarations and the registry that
+    names the sandbox backends only: no record model, no scheduler, no client of a browser, cluster or cloud."""
     for argv in (["--help"], ["run", "--help"], ["calibrate", "--help"]):
         loaded = _loaded_by(argv)
         assert "cluster.cli.commands" in loaded, argv
         ours = {m for m in loaded if m.split(".")[0] in ("cluster", "evaluator")}
         assert ours <= {"cluster", "cluster.cli", "cluster.cli.commands", "cluster.cli.entry", "cluster.calibration",
-                        "cluster.calibration.twins", "evaluator", "evaluator.errors", "evaluator.lazy",
-                        "evaluator.preview", "evaluator.preview.checks"}, (argv, sorted(ours))
-        assert not {"pydantic", *HEAVY, "cv2"} & {m.split(".")[0] for m in loaded}, argv
+                        "cluster.calibration.twins", "cluster.sandbox", "cluster.sandbox.backends", "evaluator",
+                        "evaluator.errors", "evaluator.lazy", "evaluator.preview", "evaluator.preview.checks",
+                        "evaluator.registry"}, (argv, sorted(ours))
+        assert not {*HEAVY, "cv2", "numpy"} & {m.split(".")[0] for m in loaded}, argv
 
 
 def test_the_leaderboard_command_loads_no_ray_browser_cloud_client_or_opencv(tmp_path: Path) -> None:

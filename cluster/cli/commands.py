@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from cluster.calibration.twins import Operator
+from cluster.sandbox.backends import sandbox_backends
 from evaluator.preview import DEFAULT_CHECKS
 
 if TYPE_CHECKING:
@@ -88,7 +89,7 @@ def _add_run(sub: _Commands) -> None:
     run.add_argument("--sse-kms-key", help="KMS key id for --sse aws:kms (default: the bucket's key)")
     run.add_argument("--workers", "--concurrency", dest="workers", type=int,
                      help="sandboxes (runs in flight) at once (overrides the sweep's concurrency)")
-    run.add_argument("--sandbox", choices=["docker", "kubernetes", "local"],
+    run.add_argument("--sandbox", choices=sandbox_backends.names(),
                      help="docker: hardened containers with no network (default from the sweep file, docker); "
                           "kubernetes: hardened pods created by the workers (in a cluster installed with the "
                           "Helm chart); local: this machine's Chromium on loopback, NOT a sandbox")
@@ -111,7 +112,7 @@ def _add_sandbox(sub: _Commands) -> None:
                                             "are kept unless --all is given.")
     gc.add_argument("--all", action="store_true", help="remove every evalgrid sandbox (of this engine, or of "
                                                        "this worker pod with --backend kubernetes)")
-    gc.add_argument("--backend", choices=["docker", "kubernetes"], default="docker",
+    gc.add_argument("--backend", choices=sandbox_backends.names(), default="docker",
                     help="docker: containers on this machine's engine (default); kubernetes: sandbox pods in the "
                          "sandbox namespace ($EVALGRID_K8S_SANDBOX's, else the current one)")
     gc.set_defaults(handler="tools:sandbox_gc")
@@ -316,7 +317,7 @@ def _add_calibrate(sub: _Commands) -> None:
     calibrate.add_argument("--run-dir", type=Path, default=Path("runs") / "calibration",
                            help="where the suite's runs and calibration.json go (default runs/calibration)")
     calibrate.add_argument("--workers", type=int, default=2, help="runs in flight at once (default 2)")
-    calibrate.add_argument("--sandbox", choices=["docker", "local"], default="docker",
+    calibrate.add_argument("--sandbox", choices=sandbox_backends.names(), default="docker",
                            help="docker (default): the hardened sandbox; local: this machine's Chromium, NOT a "
                                 "sandbox, and no CDN mirror or builds")
     calibrate.add_argument("--scheduler", choices=["ray", "local"], default="ray", help="as for `evalgrid run`")
@@ -335,7 +336,7 @@ def _add_mcp(sub: _Commands) -> None:
                     "refuses other Hosts and Origins.")
     mcp.add_argument("--transport", choices=["stdio", "http"], default="stdio",
                      help="stdio (default): the client starts this command; http: streamable HTTP at /mcp")
-    mcp.add_argument("--sandbox", choices=["docker", "local"], default="docker",
+    mcp.add_argument("--sandbox", choices=sandbox_backends.names(), default="docker",
                      help="docker (default): the hardened sandbox; local: this machine's Chromium on loopback, NOT a "
                           "sandbox (for apps you trust)")
     mcp.add_argument("--host", default="127.0.0.1", help="HTTP: the address to bind (default 127.0.0.1)")

@@ -23,6 +23,7 @@ from cluster.cli.output import stdout
 from cluster.cli.progress import run_with_progress
 from cluster.pairwise.summary import summary_tables
 from cluster.reduce.leaderboard import leaderboard_table
+from cluster.sandbox.backends import sandbox_backends
 from cluster.scheduling.ray_grid import RayOptions
 from cluster.scheduling.rejudge import parse_judge
 from cluster.scheduling.runner import GridOptions, SweepResult
@@ -86,15 +87,7 @@ def _run_location(args: argparse.Namespace, sweep: Sweep, inputs: InputsRef | No
 
 
 def _describe_sandbox(box: SandboxSpec, console: Console) -> None:
-    if box.backend == "kubernetes":
-        console.print(f"sandbox: kubernetes pods — egress denied by the chart's NetworkPolicy, non-root, read-only "
-                      f"root, all capabilities dropped, memory {box.memory}, cpus {box.cpus}", highlight=False)
-    elif box.backend == "local":
-        console.print("[yellow]sandbox: local backend — apps run in this machine's Chromium with requests "
-                      "confined to loopback; this is NOT a container sandbox.[/]")
-    else:
-        console.print(f"sandbox: docker {box.image} — no network, non-root, read-only root, all capabilities "
-                      f"dropped, memory {box.memory}, cpus {box.cpus}, pids {box.pids}", highlight=False)
+    console.print(sandbox_backends.create(box.backend).describe(box), highlight=False)
 
 
 def _report_run(result: SweepResult, sweep: Sweep, run_dir: Path, where: str, console: Console) -> int:

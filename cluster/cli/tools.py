@@ -13,6 +13,7 @@ from pydantic import BaseModel
 from rich.console import Console
 
 from cluster.cli.commands import PLUGIN_OPTIONS
+from cluster.sandbox.backends import sandbox_backends
 from cluster.sweep.spec import SweepSpec
 from evaluator import Artifact, ConfigError, EvidenceManifest, Outcome, Query, QuerySet, Verdict, policies
 from evaluator.agents import Action, AgentSummary, Observation, StepRecord
@@ -29,18 +30,11 @@ SCHEMAS: dict[str, type[BaseModel]] = {
 
 def sandbox_gc(args: argparse.Namespace, console: Console) -> int:
     """``evalgrid sandbox gc``: remove sandboxes whose owner process is gone."""
-    # Each backend's client is imported only when asked for: a Docker host need not have Kubernetes' client.
-    if args.backend == "kubernetes":
-        from cluster.sandbox.k8s_backend import collect_garbage as collect_pods
-
-        removed = asyncio.run(collect_pods(everything=args.all))
-    else:
-        from cluster.sandbox.docker_backend import collect_garbage
-
-        removed = asyncio.run(collect_garbage(everything=args.all))
+    backend = sandbox_backends.create(args.backend)
+    removed = asyncio.run(backend.collect_garbage(everything=args.all))
     for name in removed:
         print(name)
-    console.print(f"removed {len(removed)} sandbox {'pod' if args.backend == 'kubernetes' else 'container'}(s)")
+    console.print(f"removed {len(removed)} sandbox {backend.unit}(s)")
     return 0
 
 

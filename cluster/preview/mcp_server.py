@@ -26,9 +26,11 @@ from mcp_types import ImageContent, TextContent
 from playwright.async_api import async_playwright
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from cluster.sandbox.backends import sandbox_backends
+from cluster.sandbox.container import SandboxLimits
+from cluster.sandbox.docker_backend import DEFAULT_IMAGE
 from evaluator import ConfigError
 from evaluator.answer import MAX_FILES
-from evaluator.browser import LOOPBACK, launch_browser
 from evaluator.preview import DEFAULT_CHECKS, PREVIEW_TIMEOUT_S, AppPreviewer, PreviewCheck, preview_tool
 
 _LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
@@ -39,7 +41,7 @@ class McpOptions:
     """How ``evalgrid mcp`` serves the tool."""
 
     transport: Literal["stdio", "http"] = "stdio"
-    sandbox: Literal["docker", "local"] = "docker"
+    sandbox: str = "docker"
     host: str = "127.0.0.1"
     port: int = 8765
     token_env: str = "EVALGRID_MCP_TOKEN"
@@ -115,22 +117,13 @@ def preview_server(previewer: AppPreviewer, options: McpOptions) -> MCPServer:
 @asynccontextmanager
 async def _previewer(options: McpOptions) -> AsyncIterator[AppPreviewer]:
     async with async_playwright() as playwright:
-        if options.sandbox == "local":
-            browser = await launch_browser(playwright)
-            try:
-                yield AppPreviewer(browser, host=LOOPBACK, checks=options.checks, timeout_s=options.timeout_s)
-            finally:
-                await browser.close()
-            return
-        from cluster.sandbox.docker_backend import DockerSandbox
-
-        sandbox = DockerSandbox()
-        await sandbox.start()
+        session = sandbox_backends.create(options.sandbox).open(playwright, image=DEFAULT_IMAGE,
+                                                                limits=SandboxLimits())
         try:
-            yield AppPreviewer(await sandbox.browser(playwright), host=sandbox, checks=options.checks,
-                                timeout_s=options.timeout_s)
+            yield AppPreviewer(await session.browser(), host=session.host, checks=options.checks,
+                               timeout_s=options.timeout_s)
         finally:
-            await sandbox.close()
+            await session.close()
 
 
 def _security(options: McpOptions) -> TransportSecuritySettings:

@@ -21,8 +21,8 @@ from typing import Literal, Protocol
 from cluster.pairwise.stage import CompareOptions, compare
 from cluster.pairwise.summary import PairwiseSummary
 from cluster.reduce.leaderboard import Leaderboard, build_leaderboard, leaderboard_markdown
+from cluster.sandbox.backends import sandbox_backends
 from cluster.sandbox.container import SandboxLimits
-from cluster.sandbox.docker_backend import collect_garbage
 from cluster.scheduling.ray_grid import RayOptions, RayScheduler
 from cluster.scheduling.worker import RunWorker, WorkerHealth, WorkerSettings
 from cluster.store.object_store import StoreSettings
@@ -225,7 +225,8 @@ async def run_sweep(sweep: Sweep, run_dir: Path, *, grid: GridOptions = GridOpti
     observer = observer or _Unobserved()
     workers = grid.workers or sweep.spec.concurrency
     settings = worker_settings(sweep, run_dir, store, inputs, workers=workers)
-    removed = await collect_garbage() if settings.backend == "docker" else []
+    backend = sandbox_backends.create(settings.backend)
+    removed = await backend.collect_garbage() if backend.driver_collects else []
     async with open_outcomes(run_dir, store) as recorded:
         write_json_atomic(run_dir / "sweep.json", {"path": str(sweep.path), "spec": sweep.spec.model_dump(mode="json")})
         await recorded.publish("sweep.json")

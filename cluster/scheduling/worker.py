@@ -31,14 +31,13 @@ import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, Protocol
+from typing import Any, Literal
 
 from playwright.async_api import Browser, Playwright, async_playwright
 
+from cluster.sandbox.backends import SandboxSession, sandbox_backends
 from cluster.sandbox.container import ContainerSandbox, SandboxLimits
-from cluster.sandbox.docker_backend import DEFAULT_IMAGE, DockerSandbox, collect_garbage
-from cluster.sandbox.k8s_backend import KubernetesSandbox
-from cluster.sandbox.k8s_backend import collect_garbage as collect_pod_garbage
+from cluster.sandbox.docker_backend import DEFAULT_IMAGE
 from cluster.store.object_store import S3Store, StoreSettings
 from cluster.store.remote import RunStore
 from cluster.sweep.inputs import InputsRef, fetch_inputs
@@ -47,7 +46,6 @@ from evaluator import (
     TIMED_OUT,
     AppFailure,
     Blame,
-    ConfigError,
     EvidenceError,
     Failure,
     HangProbe,
@@ -68,10 +66,8 @@ from evaluator import (
     failed_outcome,
     utc_now,
 )
-from evaluator.browser import LOOPBACK, AppHost, ContextPool, ControlCheck, launch_browser, probe_hang, run_control_page
+from evaluator.browser import ContextPool, ControlCheck, probe_hang, run_control_page
 from evaluator.llm import Budget, Endpoint, ModelAccess, ResponseCache
-
-Backend = Literal["docker", "kubernetes", "local", "noop"]
 
 _CLEANUP_S = 15.0
 """How long a timed-out run may take to unwind before its sandbox is removed under it."""
@@ -83,9 +79,9 @@ class WorkerSettings:
     """Everything a worker needs; plain and picklable, so it can be shipped to a Ray actor."""
 
     run_dir: str
-    backend: Backend = "docker"
-    """``docker`` or ``kubernetes`` (sandboxes), ``local`` (loopback, NOT a sandbox) or ``noop`` (measures the
-    scheduler only)."""
+    backend: str = "docker"
+    """A name in :data:`~cluster.sandbox.backends.sandbox_backends` (``docker``, ``kubernetes``; ``local``:
+    loopback, NOT a sandbox), or ``noop`` (measures the scheduler only)."""
     run_timeout_s: float = 180.0
     """A run's limit, from the moment its answer is ready (evidence and judging)."""
     generation_timeout_s: float = 1800.0
@@ -115,66 +111,6 @@ class WorkerHealth:
     last_error: str = ""
 
 
-class _Backend(Protocol):
-    host: AppHost
-
-    async def browser(self) -> Browser: ...
-
-    async def recover(self) -> None: ...
-
-    async def close(self) -> None: ...
-
-
-class _LocalBackend:
-    """Chromium on this machine; recovery relaunches it."""
-
-    host: AppHost = LOOPBACK
-
-    def __init__(self, playwright: Playwright) -> None:
-        self._playwright = playwright
-        self._browser: Browser | None = None
-
-    async def browser(self) -> Browser:
-        if self._browser is None or not self._browser.is_connected():
-            self._browser = await launch_browser(self._playwright)
-        return self._browser
-
-    async def recover(self) -> None:
-        await self.close()
-
-    async def close(self) -> None:
-        browser, self._browser = self._browser, None
-        if browser is not None and browser.is_connected():
-            try:
-                await asyncio.wait_for(browser.close(), 10)
-            except TimeoutError:
-                pass  # a wedged browser process dies with Playwright's driver
-
-
-class _SandboxBackend:
-    """A sandbox container or pod; recovery replaces it."""
-
-    def __init__(self, playwright: Playwright, sandbox: ContainerSandbox) -> None:
-        self._playwright = playwright
-        self.sandbox = sandbox
-        self.host: AppHost = sandbox
-        self._started = False
-
-    async def browser(self) -> Browser:
-        if not self._started:
-            await self.sandbox.start()
-            self._started = True
-        return await self.sandbox.browser(self._playwright)
-
-    async def recover(self) -> None:
-        await self.sandbox.close()
-        self._started = False
-
-    async def close(self) -> None:
-        await self.sandbox.close()
-        self._started = False
-
-
 class RunWorker:
     """Executes runs one at a time: each :meth:`execute` returns one :class:`Outcome` (it never raises
     for a run's failure; only a failure to start, :class:`WorkerStartError`, comes from :meth:`start`)."""
@@ -184,7 +120,7 @@ class RunWorker:
         self.health = WorkerHealth(worker_id)
         self._paths = StagePaths(Path(settings.run_dir))
         self._playwright: Playwright | None = None
-        self._backend: _Backend | None = None
+        self._backend: SandboxSession | None = None
         self._contexts: ContextPool | None = None
         self._store = RunStore(S3Store(settings.store)) if settings.store else None
         self._models = ModelAccess(endpoints=dict(settings.endpoints), budget=settings.budget,
@@ -201,20 +137,10 @@ class RunWorker:
             if self.settings.inputs is not None:
                 await asyncio.to_thread(fetch_inputs, self.settings.inputs)
             self._playwright = await async_playwright().start()
-            if self.settings.backend == "docker":
-                # A worker restarted after its process was killed finds its predecessor's container here.
-                await collect_garbage()
-                sandbox: ContainerSandbox = DockerSandbox(self.settings.image, limits=self.settings.limits)
-                self._backend = _SandboxBackend(self._playwright, sandbox)
-            elif self.settings.backend == "kubernetes":
-                # Pods of this pod's earlier worker processes (Kubernetes removes those of dead pods).
-                await collect_pod_garbage()
-                sandbox = KubernetesSandbox(self.settings.image, limits=self.settings.limits)
-                self._backend = _SandboxBackend(self._playwright, sandbox)
-            elif self.settings.backend == "local":
-                self._backend = _LocalBackend(self._playwright)
-            else:
-                raise ConfigError(f"unknown sandbox backend {self.settings.backend!r}; use docker, kubernetes or local")
+            kind = sandbox_backends.create(self.settings.backend)
+            # A worker restarted after its process was killed finds its predecessor's sandbox here.
+            await kind.collect_garbage()
+            self._backend = kind.open(self._playwright, image=self.settings.image, limits=self.settings.limits)
             contexts = await self._contexts_on(await self._backend.browser())
             # The first run starts as warm as the others, and a browser that cannot make a context fails here.
             await contexts.ready()
@@ -227,7 +153,7 @@ class RunWorker:
     @property
     def sandbox(self) -> ContainerSandbox | None:
         """The worker's sandbox (container or pod backends only)."""
-        return self._backend.sandbox if isinstance(self._backend, _SandboxBackend) else None
+        return self._backend.sandbox if self._backend is not None else None
 
     async def close(self) -> None:
         """Remove the sandbox and stop Playwright."""

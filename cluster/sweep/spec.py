@@ -12,6 +12,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from cluster.pairwise.pairs import check_selection
+from cluster.sandbox.backends import sandbox_backends
 from evaluator import (
     AgentConfig,
     Candidate,
@@ -34,10 +35,11 @@ class SandboxSpec(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
 
-    backend: Literal["docker", "kubernetes", "local"] = "docker"
-    """``docker``: a hardened container per worker, no network. ``kubernetes``: a hardened pod per
-    worker, created through the API (inside a cluster installed with the Helm chart). ``local``: this
-    machine's Chromium on loopback, for development only; it is NOT a sandbox."""
+    backend: str = "docker"
+    """A sandbox backend (:data:`~cluster.sandbox.backends.sandbox_backends`). ``docker``: a hardened container
+    per worker, no network. ``kubernetes``: a hardened pod per worker, created through the API (inside a cluster
+    installed with the Helm chart). ``local``: this machine's Chromium on loopback, for development only; it is
+    NOT a sandbox."""
     image: str = "evalgrid/sandbox:dev"
     """Sandbox image (``make images`` builds it). On Kubernetes the chart's ``sandbox.image`` wins."""
     memory: str = Field(default="1536m", pattern=r"^[0-9]+[kmg]$")
@@ -46,6 +48,15 @@ class SandboxSpec(BaseModel):
     """CPU limit of a sandbox."""
     pids: int = Field(default=256, ge=32, le=65536)
     """Process limit of a sandbox (stops fork bombs)."""
+
+    @field_validator("backend")
+    @classmethod
+    def _registered(cls, name: str) -> str:
+        try:
+            sandbox_backends.check(name, {})
+        except ConfigError as exc:
+            raise ValueError(str(exc)) from None
+        return name
 
 
 class PairwiseSpec(BaseModel):

@@ -19,7 +19,7 @@ import pytest
 from playwright.async_api import Browser, Page
 
 from cluster.reduce.leaderboard import build_leaderboard
-from cluster.scheduling import worker as worker_module
+from cluster.sandbox import backends
 from cluster.scheduling.worker import RunWorker, WorkerSettings
 from evaluator.evidence.bundle import read_manifest
 from evaluator.models import (
@@ -45,8 +45,8 @@ KILLER = """<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>Sa
 <body><h1>Sandbox killer</h1>""" + "".join(f"<button>Go {i}</button>" for i in range(8)) + "</body></html>"
 
 
-class _KilledSandboxes(worker_module._LocalBackend):
-    """The local backend, with each browser closed from outside once a page titled ``doomed`` shows (or any
+class _KilledSandboxes(backends.LocalSession):
+    """The local backend's session, with each browser closed from outside once a page titled ``doomed`` shows (or any
     non-blank page, when ``doomed`` is empty)."""
 
     doomed = ""
@@ -103,7 +103,7 @@ def _execute(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, doomed: str) -> Ou
     answers.mkdir()
     monkeypatch.setattr(_KilledSandboxes, "doomed", doomed)
     monkeypatch.setattr(_KilledSandboxes, "watchers", {})
-    monkeypatch.setattr(worker_module, "_LocalBackend", _KilledSandboxes)
+    monkeypatch.setattr(backends, "LocalSession", _KilledSandboxes)
 
     async def scenario() -> Outcome:
         worker = RunWorker(WorkerSettings(run_dir=str(tmp_path / "run"), backend="local", run_timeout_s=30.0), "w")
