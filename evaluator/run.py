@@ -23,8 +23,8 @@ from evaluator.browser.app_host import LOOPBACK, AppHost
 from evaluator.browser.context_pool import ContextPool
 from evaluator.clock import utc_now
 from evaluator.errors import BuildUnavailableError, EncoderUnavailableError, JudgeOutputError, ModelRequestError
-from evaluator.evidence.bundle import EvidenceBundle, read_manifest
-from evaluator.evidence.collect import INJECTION_FINDINGS, EvidenceCollection
+from evaluator.evidence.bundle import BundleFile, EvidenceBundle, read_manifest
+from evaluator.evidence.collect import EvidenceCollection
 from evaluator.failures import app_failure_code, classify
 from evaluator.judges import create_judge
 from evaluator.judges.failure_policy import policy_version, score_app_failure, score_unreadable_bundle
@@ -336,7 +336,7 @@ async def judge_or_fall_back(config: JudgeConfig, evidence_key: str, manifest: E
 
 def evidence_flags(bundle_dir: Path) -> list[str]:
     """Flags the evidence itself raises, whichever judge scores it (the heuristic one reads no page text)."""
-    return [INJECTION_FLAG] if (bundle_dir / INJECTION_FINDINGS).is_file() else []
+    return [INJECTION_FLAG] if (bundle_dir / BundleFile.INJECTION).is_file() else []
 
 
 async def judge_stored_evidence(config: JudgeConfig, evidence_key: str, manifest: EvidenceManifest,

@@ -44,7 +44,7 @@ from cluster.repair.summary import LIFT_DIMENSIONS, DimensionLift, FixtureLift, 
 from cluster.repair.summary import Interval as LiftInterval
 from evaluator import EvidenceManifest, EvidenceRef, FailureAttribution, UxDimension, Verdict
 from evaluator.agents import StepRecord
-from evaluator.evidence import PREVIEW_ROUNDS
+from evaluator.evidence import PREVIEW_ROUNDS, BundleFile
 from evaluator.preview import DEFAULT_CHECKS, PREVIEW_GUIDE
 
 ASSET_FILES = ("style.css", "run.js")
@@ -1046,7 +1046,7 @@ def _load_verdict(run_dir: Path, row: RunRow, notes: list[str]) -> Verdict | Non
 
 
 def _load_steps(bundle: _Bundle, notes: list[str]) -> list[StepRecord]:
-    data, problem = bundle.json("interaction/trace.json")
+    data, problem = bundle.json(BundleFile.TRACE)
     if problem:
         notes.append(problem)
         return []
@@ -1089,7 +1089,7 @@ def _score_box(name: str, value: float | None) -> str:
 
 
 def _player(bundle: _Bundle) -> str:
-    video = bundle.url("interaction/video.mp4")
+    video = bundle.url(BundleFile.VIDEO)
     if video is None:
         return '<p class="empty" id="no-video">No screen video in this bundle.</p>'
     return (f'<video controls id="video" preload="auto" playsinline src="{video}"></video>'
@@ -1100,7 +1100,7 @@ def _player(bundle: _Bundle) -> str:
 def _ref(ref: EvidenceRef, bundle: _Bundle | None, steps: set[int]) -> str:
     parts = []
     if ref.video_time_s is not None:
-        parts.append(_seek(ref.video_time_s) if bundle is not None and bundle.path("interaction/video.mp4")
+        parts.append(_seek(ref.video_time_s) if bundle is not None and bundle.path(BundleFile.VIDEO)
                      else f'<span class="time">{_clock(ref.video_time_s)}</span>')
     if ref.step is not None:
         parts.append(f'<a class="step-ref" href="#step-{ref.step}">step {ref.step}</a>' if ref.step in steps
@@ -1156,7 +1156,7 @@ def _action_text(step: StepRecord) -> str:
 
 
 def _timeline(steps: Sequence[StepRecord], bundle: _Bundle, cited: set[int]) -> str:
-    has_video = bundle.path("interaction/video.mp4") is not None
+    has_video = bundle.path(BundleFile.VIDEO) is not None
     rows = []
     for s in steps:
         target = "—"
@@ -1189,13 +1189,13 @@ def _timeline(steps: Sequence[StepRecord], bundle: _Bundle, cited: set[int]) -> 
 
 
 def _console_section(bundle: _Bundle, notes: list[str]) -> str:
-    data, problem = bundle.json("console.json")
+    data, problem = bundle.json(BundleFile.CONSOLE)
     if problem:
         notes.append(problem)
         return ""
     entries = [e for e in data if isinstance(e, dict)] if isinstance(data, list) else []
     shown = [e for e in entries if e.get("class") in ERROR_CLASSES]
-    has_video = bundle.path("interaction/video.mp4") is not None
+    has_video = bundle.path(BundleFile.VIDEO) is not None
     rows = []
     for e in shown:
         t = e.get("video_time_s")
@@ -1211,7 +1211,7 @@ def _console_section(bundle: _Bundle, notes: list[str]) -> str:
                     f"{source}</td></tr>")
     hidden = len(entries) - len(shown)
     note = (f'<p class="hint">{hidden} other console entries (noise: fonts, favicon, CDN; warnings and logs) '
-            f"are in {bundle.link('console.json')}.</p>" if hidden else "")
+            f"are in {bundle.link(BundleFile.CONSOLE)}.</p>" if hidden else "")
     table = _table("console-errors", "Uncaught exceptions and console errors, at their time in the video.",
                    ["video", "class", "message"], rows, "No console error.")
     return f'<section id="console"><h2>Console errors</h2>{table}{note}</section>'
@@ -1245,8 +1245,8 @@ def _rounds_section(bundle: _Bundle) -> str:
 
 
 def _agent_section(bundle: _Bundle) -> str:
-    summary, problem = bundle.json("agent_summary.json")
-    result, _ = bundle.json("interaction/result.json")
+    summary, problem = bundle.json(BundleFile.AGENT_SUMMARY)
+    result, _ = bundle.json(BundleFile.RESULT)
     parts = []
     if problem is None and isinstance(summary, dict):
         parts.append(f'<p class="overall">{_e(summary.get("overall_observation", ""))}</p>')
@@ -1270,10 +1270,10 @@ def _agent_section(bundle: _Bundle) -> str:
 def _static_section(bundle: _Bundle) -> str:
     shots = []
     for view in ("desktop", "mobile"):
-        url = bundle.url(f"static/{view}-viewport.png")
+        url = bundle.url(BundleFile.screenshot(view))
         if url is None:
             continue
-        full = bundle.link(f"static/{view}-full.png", "full page")
+        full = bundle.link(BundleFile.screenshot(view, full=True), "full page")
         shots.append(f'<figure><a href="{url}"><img class="shot" loading="lazy" src="{url}" alt="{view} viewport">'
                      f"</a><figcaption>{view} viewport · {full}</figcaption></figure>")
     if not shots:

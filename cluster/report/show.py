@@ -12,7 +12,7 @@ from rich.panel import Panel
 from rich.table import Table
 
 from evaluator import EvidenceError, Outcome, Verdict
-from evaluator.evidence import read_manifest
+from evaluator.evidence import BundleFile, read_manifest
 
 
 def run_panel(run_dir: Path, outcome: Outcome) -> RenderableType:
@@ -29,7 +29,7 @@ def run_panel(run_dir: Path, outcome: Outcome) -> RenderableType:
     parts: list[RenderableType] = [header]
     bundle = run_dir / "evidence" / outcome.evidence_key if outcome.evidence_key else None
     if bundle is not None:
-        query = _json(bundle / "query.json") or {}
+        query = _json(bundle / BundleFile.QUERY) or {}
         header.add_row("brief", escape(str(query.get("brief", ""))))
         video = bundle / "interaction" / "video.mp4"
         header.add_row("video", str(video) if video.is_file() else "none")

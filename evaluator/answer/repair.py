@@ -28,7 +28,7 @@ from pydantic import Field
 
 from evaluator.answer.extract import NotAssessable, extract_app
 from evaluator.errors import JudgeOutputError
-from evaluator.evidence.bundle import EvidenceBundle
+from evaluator.evidence.bundle import BundleFile, EvidenceBundle
 from evaluator.keys import content_key, sha256_bytes
 from evaluator.llm.client import ChatRequest, ModelAccess, ModelOptions
 from evaluator.models import EvidenceRef, Query, UxReport
@@ -38,7 +38,6 @@ from evaluator.textsafety import fence, redact
 PROMPT = "repair-v1"
 ROLE = "repair"
 """The role the repairer's calls are counted under in the usage meter."""
-_SOURCE = "source/"
 # fence() writes these for <<< and >>> so that no file can close its fence; code such as JavaScript's `x >>> 0`
 # must come back as it was.
 _FENCE_MARKS = {"‹‹‹": "<<<", "›››": ">>>"}
@@ -70,8 +69,8 @@ def repair_key(report_key: str, files_digest: str, options: RepairOptions, versi
 
 def bundle_sources(bundle: EvidenceBundle) -> dict[str, str]:
     """The app's files as the bundle recorded them (its ``source/`` tree), by path without ``source/``."""
-    return {entry.path.removeprefix(_SOURCE): bundle.text(entry.path)
-            for entry in sorted(bundle.manifest.files, key=lambda e: e.path) if entry.path.startswith(_SOURCE)}
+    return {entry.path.removeprefix(f"{BundleFile.SOURCE}/"): bundle.text(entry.path)
+            for entry in sorted(bundle.manifest.files, key=lambda e: e.path) if BundleFile.in_source(entry.path)}
 
 
 class Repairer:

@@ -13,12 +13,20 @@ from typing import TYPE_CHECKING
 from evaluator.lazy import lazy_exports
 
 if TYPE_CHECKING:
-    from evaluator.evidence.bundle import MANIFEST, PREVIEW_ROUNDS, EvidenceBundle, read_manifest, verify_bundle
+    from evaluator.evidence.bundle import (
+        MANIFEST,
+        PREVIEW_ROUNDS,
+        BundleFile,
+        EvidenceBundle,
+        read_manifest,
+        verify_bundle,
+    )
     from evaluator.evidence.collect import collect_evidence
     from evaluator.evidence.soundtrack import AudioSource, parec_arguments
 
 _WHERE = {
     "AudioSource": "evaluator.evidence.soundtrack",
+    "BundleFile": "evaluator.evidence.bundle",
     "collect_evidence": "evaluator.evidence.collect",
     "EvidenceBundle": "evaluator.evidence.bundle",
     "MANIFEST": "evaluator.evidence.bundle",
@@ -30,6 +38,7 @@ _WHERE = {
 
 __all__ = [
     "AudioSource",
+    "BundleFile",
     "EvidenceBundle",
     "MANIFEST",
     "PREVIEW_ROUNDS",

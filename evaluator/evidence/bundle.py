@@ -39,6 +39,67 @@ PREVIEW_ROUNDS = "generation/rounds.json"
 """An agentic answer's preview rounds in a bundle: each round's number, file names and digest, and report."""
 
 
+class BundleFile:
+    """The files of a bundle, relative to its root: the one place their names are spelled. The collector writes
+    them and every reader (judges, the preview report, the HTML report, the stages after a sweep) names them
+    from here."""
+
+    QUERY = "query.json"
+    """The query the app answers."""
+    ARTIFACT = "artifact.json"
+    """The artifact's record, without its files (those are under ``source/``)."""
+    SOURCE = "source"
+    """The app's files, as served."""
+    CONSOLE = "console.json"
+    """The page's console entries, classified."""
+    NETWORK = "network.json"
+    """Requests refused and failed."""
+    SERVER_LOG = "server.log"
+    """The app server's log."""
+    BUILD_LOG = "build.log"
+    """The build's log, for an answer that is built."""
+    AGENT_SUMMARY = "agent_summary.json"
+    """The agent's own summary of what it tested."""
+    INJECTION = "injection.json"
+    """Text that addressed the evaluator, cut out of what judges read (present only when some was found)."""
+    STATIC_FAILURE = "static/failure.json"
+    """Why Static Perception could not see the page (present only then)."""
+    ACCESSIBILITY = "static/accessibility.json"
+    """The accessibility audit of the desktop page."""
+    DOM = "static/dom.html"
+    """The desktop page's markup after load."""
+    TRACE = "interaction/trace.json"
+    """The interaction's steps (:class:`~evaluator.agents.observation.StepRecord` each)."""
+    RESULT = "interaction/result.json"
+    """How the interaction ended and what it measured (:class:`~evaluator.agents.observation.InteractionResult`)."""
+    VIDEO = "interaction/video.mp4"
+    """The screen recording of the interaction, with its sound."""
+    FRAMES = "interaction/frames.json"
+    """When each recorded frame was painted."""
+    STEPS = "interaction/steps"
+    """The screenshot the agent saw at each step (:meth:`step_shot`)."""
+
+    @staticmethod
+    def screenshot(viewport: str, *, full: bool = False) -> str:
+        """The ``desktop`` or ``mobile`` screenshot: the viewport's, or the full page's."""
+        return f"static/{viewport}-{'full' if full else 'viewport'}.png"
+
+    @staticmethod
+    def in_source(path: str) -> bool:
+        """Whether ``path`` (relative to the bundle) is one of the app's files."""
+        return path.startswith(f"{BundleFile.SOURCE}/")
+
+    @staticmethod
+    def step_shot(step: int) -> str:
+        """The screenshot of step ``step`` (1-based)."""
+        return f"{BundleFile.STEPS}/{step:03d}.jpg"
+
+    @staticmethod
+    def page_facts(viewport: str) -> str:
+        """What the page measured of itself in the ``desktop`` or ``mobile`` viewport."""
+        return f"static/{viewport}-facts.json"
+
+
 class EvidenceWriter:
     """Writes one bundle under ``root``; nothing can be written outside it."""
 

@@ -27,7 +27,7 @@ from evaluator.browser.freeze import FreezeController
 from evaluator.browser.frozen_web import web_environment
 from evaluator.browser.hang import browser_answers, probe_hang
 from evaluator.errors import BudgetExhaustedError, InfrastructureError, ModelRequestError
-from evaluator.evidence.bundle import PREVIEW_ROUNDS, EvidenceWriter
+from evaluator.evidence.bundle import PREVIEW_ROUNDS, BundleFile, EvidenceWriter
 from evaluator.evidence.console import PageLog
 from evaluator.evidence.interaction import Interaction
 from evaluator.evidence.perception import perceive
@@ -96,10 +96,10 @@ class EvidenceCollection:
         self._writer = writer = EvidenceWriter(bundle_dir)
         self._artifact, self._query, self._agent = artifact, query, agent
         self._evidence_key, self._host, self._models = evidence_key, host, models
-        writer.write_json("query.json", query)
-        writer.write_json("artifact.json", artifact.model_dump(mode="json", exclude={"files"}))
+        writer.write_json(BundleFile.QUERY, query)
+        writer.write_json(BundleFile.ARTIFACT, artifact.model_dump(mode="json", exclude={"files"}))
         for rel, content in artifact.files.items():
-            writer.write_text(f"source/{rel}", content)
+            writer.write_text(f"{BundleFile.SOURCE}/{rel}", content)
         self._timings: dict[str, float] = {}
         self._server_log: list[str] = []
         self._requests: list[dict[str, str]] = []
@@ -144,7 +144,7 @@ class EvidenceCollection:
     async def _run(self, progress: RunProgress | None, *, interact: bool) -> EvidenceManifest:
         if progress is not None:
             progress.commit_incomplete = self.commit_incomplete
-        async with self._host.serve(self._writer.root / "source", self._server_log, self._requests) as origin:
+        async with self._host.serve(self._writer.root / BundleFile.SOURCE, self._server_log, self._requests) as origin:
             if progress is not None:
                 progress.origin = origin
             url = await self._build_app(origin)
@@ -261,8 +261,8 @@ class EvidenceCollection:
         """The evidence up to the app's hang or crash, committed and marked incomplete (no video)."""
         trace = list(self._interaction.trace) if self._interaction is not None else []
         phase = self._phase["name"]
-        if phase != "interaction" and not self._writer.path("static/failure.json").exists():
-            self._writer.write_json("static/failure.json", {"phase": phase, "error": detail})
+        if phase != "interaction" and not self._writer.path(BundleFile.STATIC_FAILURE).exists():
+            self._writer.write_json(BundleFile.STATIC_FAILURE, {"phase": phase, "error": detail})
         last = self._last_screenshot()
         if self._recorder is not None:
             self._recorder.abandon_video()
@@ -280,14 +280,14 @@ class EvidenceCollection:
 
     def _last_screenshot(self) -> str | None:
         root = self._writer.root
-        shots = sorted((root / "interaction" / "steps").glob("*.jpg"))
+        shots = sorted((root / BundleFile.STEPS).glob("*.jpg"))
         if shots:
             return shots[-1].relative_to(root).as_posix()
-        return "static/desktop-viewport.png" if (root / "static" / "desktop-viewport.png").is_file() else None
+        return BundleFile.screenshot("desktop") if (root / BundleFile.screenshot("desktop")).is_file() else None
 
     def _commit_failure(self, failure: dict[str, str]) -> EvidenceManifest:
         """The bundle of an app that failed its build or Static Perception: no interaction took place."""
-        self._writer.write_json("static/failure.json", failure)
+        self._writer.write_json(BundleFile.STATIC_FAILURE, failure)
         self._write_interaction(
             InteractionResult(ended_by="build_failure" if failure["phase"] == "build" else "perception_failure",
                               error=failure["error"], console_entries_dropped=self._log.dropped,
@@ -301,8 +301,8 @@ class EvidenceCollection:
         mark = time.monotonic()
         video_s, audio = 0.0, AudioTrack(track=False, note="no video")
         if recorder is not None and recorder.frame_count:
-            video_s = await recorder.finish(self._writer.path("interaction/video.mp4"))
-            audio = self._sound.mux_into(self._writer.path("interaction/video.mp4"),
+            video_s = await recorder.finish(self._writer.path(BundleFile.VIDEO))
+            audio = self._sound.mux_into(self._writer.path(BundleFile.VIDEO),
                                          video_started_at=recorder.started_at)
         elif self._error is None:
             self._error = "the screencast delivered no frame: the page never painted during the interaction"
@@ -328,12 +328,12 @@ class EvidenceCollection:
     def _write_interaction(self, result: InteractionResult, trace: list[StepRecord], summary: AgentSummary | None,
                            *, timeline: bool = True) -> None:
         """The interaction's trace, frame timeline (``timeline``: the phase was reached), result and summary."""
-        self._writer.write_json("interaction/trace.json", [s.model_dump(mode="json") for s in trace])
+        self._writer.write_json(BundleFile.TRACE, [s.model_dump(mode="json") for s in trace])
         if timeline:
-            self._writer.write_json("interaction/frames.json",
+            self._writer.write_json(BundleFile.FRAMES,
                                     self._recorder.timeline() if self._recorder is not None else [])
-        self._writer.write_json("interaction/result.json", result)
-        self._writer.write_json("agent_summary.json", summary)
+        self._writer.write_json(BundleFile.RESULT, result)
+        self._writer.write_json(BundleFile.AGENT_SUMMARY, summary)
 
     def _finish(self, *, video_time: Callable[[float], float | None], incomplete: IncompleteEvidence | None = None,
                 shown: Iterable[Finding] = ()) -> EvidenceManifest:
@@ -345,17 +345,17 @@ class EvidenceCollection:
         reached it: served from the mirror, missed (a CDN URL it has no file for) or refused.
         """
         writer, log, requests = self._writer, self._log, self._requests
-        writer.write_json("console.json", [{**{k: v for k, v in e.items() if k != "wall"},
+        writer.write_json(BundleFile.CONSOLE, [{**{k: v for k, v in e.items() if k != "wall"},
                                             "video_time_s": video_time(e["wall"])} for e in log.entries])
         by_kind = {kind: sorted({r["url"] for r in requests if r.get("kind") == kind and "url" in r})
                    for kind in ("served", "miss", "blocked")}
-        writer.write_json("network.json", {"blocked": sorted(set(self._blocked) | set(by_kind["blocked"])),
+        writer.write_json(BundleFile.NETWORK, {"blocked": sorted(set(self._blocked) | set(by_kind["blocked"])),
                                            "mirror": {"served": by_kind["served"], "missed": by_kind["miss"]},
                                            "failed": [e for e in log.entries if e["kind"] == "requestfailed"]})
-        writer.write_text("server.log", "\n".join(self._server_log) + "\n")
+        writer.write_text(BundleFile.SERVER_LOG, "\n".join(self._server_log) + "\n")
         findings = [*shown, *_injection_in(writer.root, log)]
         if findings:
-            writer.write_json(INJECTION_FINDINGS, [{"source": f.source, "excerpt": f.excerpt} for f in findings])
+            writer.write_json(BundleFile.INJECTION, [{"source": f.source, "excerpt": f.excerpt} for f in findings])
         self._timings["total"] = time.monotonic() - self._started
         return writer.commit(
             evidence_key=self._evidence_key, artifact_key=self._artifact.key, agent=self._agent,
@@ -369,7 +369,6 @@ class EvidenceCollection:
         )
 
 
-INJECTION_FINDINGS = "injection.json"
 """The bundle's passages addressed to the evaluator: in what the agent was shown at every step (title, text, text
 generated by CSS, control labels), the source, the first rendered DOM, the console, the server's and the build's
 logs. Present only when there are some; the run is then flagged ``prompt_injection``."""
@@ -383,9 +382,9 @@ The texts the judges read come first, then the source."""
 
 def _injection_in(root: Path, log: PageLog) -> list[Finding]:
     """Passages addressed to the evaluator in the bundle's texts, whichever judge reads them."""
-    read = [root / "static" / "dom.html", root / "server.log", root / "build.log",
-            *sorted(path for path in (root / "source").rglob("*") if path.suffix in _TEXT_SUFFIXES)]
-    texts = [("console.json", "\n".join(str(e["text"]) for e in log.entries)[:_SCANNED_CHARS])]
+    read = [root / BundleFile.DOM, root / BundleFile.SERVER_LOG, root / BundleFile.BUILD_LOG,
+            *sorted(path for path in (root / BundleFile.SOURCE).rglob("*") if path.suffix in _TEXT_SUFFIXES)]
+    texts = [(BundleFile.CONSOLE, "\n".join(str(e["text"]) for e in log.entries)[:_SCANNED_CHARS])]
     budget = _SCANNED_TOTAL - len(texts[0][1])
     for path in read:
         if budget <= 0:

@@ -37,7 +37,7 @@ from evaluator.agents.observation import (
 from evaluator.agents.policies import Policy, control_shape, is_actionable
 from evaluator.browser.freeze import FreezeController
 from evaluator.browser.isolated import evaluate
-from evaluator.evidence.bundle import EvidenceWriter
+from evaluator.evidence.bundle import BundleFile, EvidenceWriter
 from evaluator.evidence.console import ConsoleClass, PageLog
 from evaluator.evidence.probes import (
     VISUAL_CHANGE_THRESHOLD,
@@ -342,7 +342,7 @@ class Interaction:
                 self._salient[e.selector] = control_shape(e)
         remaining = [e.index for e in elements
                      if e.selector in self._salient and not self._was_exercised(e.selector)]
-        path = self._writer.write_bytes(f"interaction/steps/{step:03d}.jpg", shot)
+        path = self._writer.write_bytes(BundleFile.step_shot(step), shot)
         shown = await evaluate(self._page, _SHOWN_JS)
         title, text = str(shown["title"]), str(shown["text"])
         await self._scan(step, [("page title", title), ("page text", text), ("generated text", str(shown["generated"])),

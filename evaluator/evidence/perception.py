@@ -16,7 +16,7 @@ from evaluator.browser.context_pool import DESKTOP, ContextPool
 from evaluator.browser.frozen_web import first_look, release
 from evaluator.browser.isolated import evaluate
 from evaluator.evidence.accessibility import audit_accessibility
-from evaluator.evidence.bundle import EvidenceWriter
+from evaluator.evidence.bundle import BundleFile, EvidenceWriter
 from evaluator.evidence.console import PageLog
 from evaluator.evidence.probes import page_facts, probe_image, wait_for_render
 from evaluator.evidence.settle import RequestsInFlight
@@ -69,7 +69,7 @@ async def _navigation_timing(page: Page) -> dict[str, float]:
 async def capture(page: Page, viewport: str, writer: EvidenceWriter, timings: dict[str, Any]) -> Impression:
     """Screenshots (viewport and full page), page facts and an image probe at one viewport size."""
     shot = await screenshot_png(page)
-    files = [writer.write_bytes(f"static/{viewport}-viewport.png", shot)]
+    files = [writer.write_bytes(BundleFile.screenshot(viewport), shot)]
     height = await evaluate(page, "() => document.documentElement ? document.documentElement.scrollHeight : 0")
     size = page.viewport_size or DESKTOP
     if height <= size["height"]:
@@ -77,11 +77,11 @@ async def capture(page: Page, viewport: str, writer: EvidenceWriter, timings: di
     else:
         full = await screenshot_png(page, {"x": 0, "y": 0, "width": size["width"],
                                            "height": min(height, _FULL_PAGE_MAX_HEIGHT), "scale": 1})
-    files.append(writer.write_bytes(f"static/{viewport}-full.png", full))
+    files.append(writer.write_bytes(BundleFile.screenshot(viewport, full=True), full))
     facts = await page_facts(page)
     image = probe_image(shot).as_dict()
-    writer.write_json(f"static/{viewport}-facts.json", {"facts": facts, "image": image, "timings": timings})
-    files.append(f"static/{viewport}-facts.json")
+    writer.write_json(BundleFile.page_facts(viewport), {"facts": facts, "image": image, "timings": timings})
+    files.append(BundleFile.page_facts(viewport))
     return Impression(viewport, facts, image, timings, files)
 
 
@@ -114,7 +114,7 @@ async def screenshot_png(page: Page, beyond_viewport: dict[str, float] | None = 
 
 async def snapshot_document(page: Page, writer: EvidenceWriter) -> None:
     """DOM and accessibility snapshots of the page as first rendered (each cut at :data:`SNAPSHOT_LIMIT_BYTES`)."""
-    _write_capped(writer, "static/dom.html", await page.content(), "dom_snapshot")
+    _write_capped(writer, BundleFile.DOM, await page.content(), "dom_snapshot")
     try:
         aria = await page.locator("body").aria_snapshot(timeout=5000)
     except Exception as exc:  # noqa: BLE001 - an empty or crashed document has no tree; say so
@@ -174,7 +174,7 @@ async def perceive(
             await capture(page, "desktop", writer, timings_desktop)
             await snapshot_document(page, writer)
             audit_started = time.monotonic()
-            writer.write_json("static/accessibility.json", await audit_accessibility(page, timeout_s=20))
+            writer.write_json(BundleFile.ACCESSIBILITY, await audit_accessibility(page, timeout_s=20))
             timings["accessibility"] = time.monotonic() - audit_started
             await release(page, still)
         except BaseException:

@@ -13,7 +13,7 @@ from typing import Any
 
 import yaml
 
-from evaluator.evidence.bundle import MANIFEST, EvidenceBundle
+from evaluator.evidence.bundle import MANIFEST, BundleFile, EvidenceBundle
 from evaluator.keys import sha256_bytes
 from evaluator.models import (
     Dimension,
@@ -47,7 +47,7 @@ def policy_version() -> str:
 
 def perceived(bundle: EvidenceBundle) -> bool:
     """Whether Static Perception finished before the app's failure (its screenshots are in the bundle)."""
-    return bundle.has("static/desktop-viewport.png") and not bundle.has("static/failure.json")
+    return bundle.has(BundleFile.screenshot("desktop")) and not bundle.has(BundleFile.STATIC_FAILURE)
 
 
 def score_app_failure(judged: Verdict, bundle: EvidenceBundle, *, verdict_key: str) -> Verdict:
@@ -89,7 +89,7 @@ def _evidence(incomplete: IncompleteEvidence) -> list[EvidenceRef]:
         step = _step_of(incomplete.last_screenshot)
         refs.append(EvidenceRef(file=incomplete.last_screenshot, step=step,
                                 detail=f"the last screenshot before the {incomplete.failure.value}"))
-    refs.append(EvidenceRef(file="interaction/result.json", detail=f"ended_by {incomplete.failure.value}: "
+    refs.append(EvidenceRef(file=BundleFile.RESULT, detail=f"ended_by {incomplete.failure.value}: "
                                                                    f"{incomplete.detail[:300]}"))
     return refs
 
@@ -97,7 +97,7 @@ def _evidence(incomplete: IncompleteEvidence) -> list[EvidenceRef]:
 def _step_of(screenshot: str) -> int | None:
     """``interaction/steps/007.jpg`` → 7; a static screenshot has no step."""
     name = screenshot.rsplit("/", 1)[-1].split(".")[0]
-    return int(name) if screenshot.startswith("interaction/steps/") and name.isdigit() else None
+    return int(name) if screenshot.startswith(f"{BundleFile.STEPS}/") and name.isdigit() else None
 
 
 def score_unreadable_bundle(*, evidence_key: str, verdict_key: str, detail: str) -> Verdict:

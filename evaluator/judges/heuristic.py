@@ -24,7 +24,7 @@ from pydantic import BaseModel, ConfigDict
 from evaluator.agents.observation import KEY_PROBE_REASON
 from evaluator.brief import asks_for_keys
 from evaluator.errors import ConfigError, RegistryError
-from evaluator.evidence.bundle import EvidenceBundle
+from evaluator.evidence.bundle import BundleFile, EvidenceBundle
 from evaluator.evidence.design import Quality, measure_qualities
 from evaluator.evidence.language import language_matches
 from evaluator.judges import judges
@@ -134,24 +134,24 @@ judges.register("heuristic", options=HeuristicOptions)(HeuristicJudge)
 
 
 def _score(bundle: EvidenceBundle, rubric: dict[str, Any], verdict_key: str, version: str) -> Verdict:
-    if bundle.has("static/failure.json"):
+    if bundle.has(BundleFile.STATIC_FAILURE):
         return _never_perceived(bundle, rubric, verdict_key, version)
-    query = Query.model_validate(bundle.json("query.json"))
-    desktop = bundle.json("static/desktop-facts.json")
-    mobile = bundle.json("static/mobile-facts.json")
-    trace = bundle.json("interaction/trace.json")
-    result = bundle.json("interaction/result.json")
-    console = bundle.json("console.json")
+    query = Query.model_validate(bundle.json(BundleFile.QUERY))
+    desktop = bundle.json(BundleFile.page_facts("desktop"))
+    mobile = bundle.json(BundleFile.page_facts("mobile"))
+    trace = bundle.json(BundleFile.TRACE)
+    result = bundle.json(BundleFile.RESULT)
+    console = bundle.json(BundleFile.CONSOLE)
     func = _Ledger(Dimension.FUNCTIONAL, rubric["functional"]["categories"])
     aes = _Ledger(Dimension.AESTHETIC, rubric["aesthetic"]["categories"])
     criteria: list[CriterionReason] = []
-    shot = EvidenceRef(file="static/desktop-viewport.png")
+    shot = EvidenceRef(file=BundleFile.screenshot("desktop"))
 
     facts, image = desktop["facts"], desktop["image"]
     blank = _blank(rubric, desktop)
     if blank:
         func.deduct("render_failure", "the page rendered blank (nothing but background on the desktop screenshot)",
-                    [shot, EvidenceRef(file="static/desktop-facts.json", detail=f"image probe {image}")])
+                    [shot, EvidenceRef(file=BundleFile.page_facts("desktop"), detail=f"image probe {image}")])
     elif _near_empty(rubric, desktop) and not _small_but_working(rubric, trace):
         func.deduct("near_empty_render", f"only {facts['element_count']} elements and {facts['text_length']} "
                     "characters of text rendered", [shot])
@@ -231,10 +231,11 @@ def _canvas_page(rubric: dict[str, Any], facts: dict[str, Any]) -> bool:
 
 def _never_perceived(bundle: EvidenceBundle, rubric: dict[str, Any], verdict_key: str, version: str) -> Verdict:
     """The app crashed or wedged its tab during Static Perception: nothing rendered that could be scored."""
-    failure = bundle.json("static/failure.json")
+    failure = bundle.json(BundleFile.STATIC_FAILURE)
     func = _Ledger(Dimension.FUNCTIONAL, rubric["functional"]["categories"])
     func.deduct("render_failure", f"the page failed during Static Perception ({failure['phase']}): "
-                f"{failure['error'][:200]}", [EvidenceRef(file="static/failure.json", detail=failure["error"][:200])])
+                f"{failure['error'][:200]}",
+                [EvidenceRef(file=BundleFile.STATIC_FAILURE, detail=failure["error"][:200])])
     base = rubric["aesthetic"]["baselines"]["blank"]
     reason = f"Baseline {base}: nothing could be seen; the page failed before its first screenshot."
     return Verdict(
@@ -252,21 +253,21 @@ def _errors(func: _Ledger, console: list[dict[str, Any]], trace: list[dict[str, 
     if at_load:
         first = at_load[0]
         func.deduct("uncaught_error_at_load", f"uncaught error while loading: {first['text'][:160]}",
-                    [EvidenceRef(file="console.json", detail=first["text"][:200])])
+                    [EvidenceRef(file=BundleFile.CONSOLE, detail=first["text"][:200])])
     other = [e for e in console if e["class"] == "error"]
     # Errors past the log's error budget were not kept, but they happened: a flood hides none of them.
     dropped = result.get("console_errors_dropped", 0)
     if other or dropped:
         example = f", e.g. {other[0]['text'][:120]}" if other else ""
         unkept = f" ({dropped} more not kept: the page spent the log's error budget)" if dropped else ""
-        ref = (EvidenceRef(file="console.json", detail=other[0]["text"][:200],
+        ref = (EvidenceRef(file=BundleFile.CONSOLE, detail=other[0]["text"][:200],
                            video_time_s=other[0].get("video_time_s")) if other
-               else EvidenceRef(file="interaction/result.json", detail=f"console_errors_dropped: {dropped}"))
+               else EvidenceRef(file=BundleFile.RESULT, detail=f"console_errors_dropped: {dropped}"))
         func.deduct("console_error", f"{len(other) + dropped} console errors{example}{unkept}", [ref],
                     times=min(len(other) + dropped, 2))
     if result.get("error"):
         func.deduct("interaction_aborted", f"the interaction was cut short: {result['error'][:160]}",
-                    [EvidenceRef(file="interaction/result.json", detail=result["error"][:200])])
+                    [EvidenceRef(file=BundleFile.RESULT, detail=result["error"][:200])])
 
 
 def _controls(func: _Ledger, query: Query, trace: list[dict[str, Any]], result: dict[str, Any]) -> None:
@@ -280,7 +281,7 @@ def _controls(func: _Ledger, query: Query, trace: list[dict[str, Any]], result: 
             and coverage.get("salient", 0) == 0 and not live):
         func.deduct("no_controls", "the brief asks for an interactive application but the page offers no control"
                     + (" and did not change by itself while watched" if watched else ""),
-                    [EvidenceRef(file="static/desktop-viewport.png"), EvidenceRef(file="interaction/result.json")]
+                    [EvidenceRef(file=BundleFile.screenshot("desktop")), EvidenceRef(file=BundleFile.RESULT)]
                     + _refs(watched))
     # A control repeated on every item (each row's delete button) is one control: trace format 3 gives it a
     # shape shared by its copies; older traces have only the selector.
@@ -310,7 +311,7 @@ def _controls(func: _Ledger, query: Query, trace: list[dict[str, Any]], result: 
             detail = last["result"].get("detail")
             said = f": {detail}" if probe_failed and detail else " changed nothing"
             func.deduct(category, f"{_what(last)}{said} ({len(steps)} tries)", refs)
-    refs = [EvidenceRef(file="interaction/trace.json"), EvidenceRef(file="interaction/video.mp4", video_time_s=0.0)]
+    refs = [EvidenceRef(file=BundleFile.TRACE), EvidenceRef(file=BundleFile.VIDEO, video_time_s=0.0)]
     # v3 and older: a share of dead controls (row absent from v4, where the deduction is skipped)
     if len(by_control) >= _CORE_MIN_CONTROLS and ineffective / len(by_control) >= _CORE_INEFFECTIVE_SHARE:
         func.deduct("core_interaction_failure",
@@ -408,7 +409,7 @@ def _keys(func: _Ledger, query: Query, trace: list[dict[str, Any]], *, probed: b
     if (row.get("unheard") and probed and trace and not presses
             and asks_for_keys(query.brief, widget_keys=widget_keys)):
         func.deduct("keys_ignored", "the brief asks for keys, and the page gave no sign of listening for any "
-                    "(no key listener on it, no text asking for keys)", [EvidenceRef(file="interaction/trace.json")])
+                    "(no key listener on it, no text asking for keys)", [EvidenceRef(file=BundleFile.TRACE)])
         return
     if row.get("keyboard_apps_only") and not _keyboard_app(query, trace, presses, widget_keys):
         return
@@ -432,7 +433,7 @@ def _keyboard_app(query: Query, trace: list[dict[str, Any]], presses: list[dict[
 def _language(func: _Ledger, query: Query, facts: dict[str, Any]) -> None:
     if language_matches(facts["text_sample"], query.language) is False:
         func.deduct("language_mismatch", f"the page text is not in the brief's language ({query.language})",
-                    [EvidenceRef(file="static/desktop-facts.json", detail=facts["text_sample"][:120])])
+                    [EvidenceRef(file=BundleFile.page_facts("desktop"), detail=facts["text_sample"][:120])])
 
 
 def _aesthetic(rubric: dict[str, Any], aes: _Ledger, start: float, designed: bool) -> float:
@@ -472,28 +473,28 @@ def _layout(aes: _Ledger, desktop: dict[str, Any], mobile: dict[str, Any]) -> No
     if overflow > 4:
         aes.deduct("mobile_overflow", f"on a 390 px phone the page is {mobile['facts']['scroll_width']} px wide "
                    f"({overflow} px of sideways scroll)",
-                   [EvidenceRef(file="static/mobile-viewport.png"), EvidenceRef(file="static/mobile-facts.json")])
+                   _mobile_refs())
     if not mobile["facts"]["has_viewport_meta"] and mobile["facts"]["viewport_width"] > _PHONE_WIDTH:
         aes.deduct("mobile_not_adapted", f"no viewport meta tag: a phone lays the page out "
                    f"{mobile['facts']['viewport_width']} px wide and shrinks it to fit",
-                   [EvidenceRef(file="static/mobile-viewport.png"), EvidenceRef(file="static/mobile-facts.json")])
+                   _mobile_refs())
     for image in desktop["facts"]["broken_images"]:
         aes.deduct("broken_image", f"image {image['src'][:80]} failed to load",
-                   [EvidenceRef(file="static/desktop-viewport.png", detail=image["selector"])])
+                   [EvidenceRef(file=BundleFile.screenshot("desktop"), detail=image["selector"])])
     illegible = desktop["facts"].get("illegible_count", 0)
     if illegible > 3:
         sample = next((e for e in desktop["facts"]["low_contrast"] if e["ratio"] < 1.5), None)
         example = f", e.g. {sample['text'][:40]!r} at {sample['ratio']}:1" if sample else ""
         aes.deduct("illegible_text", f"{illegible} text elements below 1.5:1 contrast{example}",
-                   [EvidenceRef(file="static/desktop-viewport.png"),
-                    EvidenceRef(file="static/desktop-facts.json", detail=sample["selector"] if sample else None)])
+                   [EvidenceRef(file=BundleFile.screenshot("desktop")),
+                    EvidenceRef(file=BundleFile.page_facts("desktop"), detail=sample["selector"] if sample else None)])
     low = desktop["facts"]["low_contrast_count"]
     if low:
         sample = desktop["facts"]["low_contrast"][0]
         category = "low_contrast_widespread" if low > 3 else "low_contrast"
         aes.deduct(category, f"{low} text elements below WCAG AA contrast, e.g. {sample['text'][:40]!r} "
                    f"at {sample['ratio']}:1 (needs {sample['required']}:1)",
-                   [EvidenceRef(file="static/desktop-facts.json", detail=sample["selector"])])
+                   [EvidenceRef(file=BundleFile.page_facts("desktop"), detail=sample["selector"])])
 
 
 def _bonuses(rubric: dict[str, Any], image: dict[str, Any], aes: _Ledger, base: float) -> tuple[float, str]:
@@ -524,7 +525,7 @@ def _qualities(rubric: dict[str, Any], bundle: EvidenceBundle, facts: dict[str, 
     if base < rubric["aesthetic"]["baselines"]["styled"]:
         return 0.0, "No quality is measured below a styled baseline.", []
     spec = rubric["aesthetic"]["qualities"]
-    shot = "static/desktop-viewport.png"
+    shot = BundleFile.screenshot("desktop")
     screenshot = (bundle.root / shot).read_bytes() if bundle.has(shot) else None
     measured = measure_qualities(facts.get("design"), screenshot, spec)
     points = sum(spec[q.name]["points"] for q in measured if q.passed)
@@ -536,7 +537,7 @@ def _qualities(rubric: dict[str, Any], bundle: EvidenceBundle, facts: dict[str, 
 
 
 def _quality_reason(quality: Quality, points: float) -> CriterionReason:
-    source = "static/desktop-viewport.png" if quality.name == "whitespace" else "static/desktop-facts.json (design)"
+    source = BundleFile.screenshot("desktop") if quality.name == "whitespace" else "static/desktop-facts.json (design)"
     outcome = f"+{points}" if quality.passed else "+0.0"
     return CriterionReason(criterion=f"quality:{quality.name}", dimension=Dimension.AESTHETIC,
                            reason=f"{outcome}: {quality.detail} [{source}].")
@@ -553,3 +554,7 @@ def _reason(start: float, ledger: _Ledger, final: float) -> str:
         return f"Calculation: {start:.1f} with no deduction. Final: {final:.1f}"
     math = " ".join(f"- {a.deduction:.1f} ({a.category})" for a in ledger.attributions)
     return f"Calculation: {start:.1f} {math}. Final: {final:.1f}"
+
+
+def _mobile_refs() -> list[EvidenceRef]:
+    return [EvidenceRef(file=BundleFile.screenshot("mobile")), EvidenceRef(file=BundleFile.page_facts("mobile"))]

@@ -30,7 +30,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field
 
 from evaluator.errors import ConfigError, JudgeOutputError
-from evaluator.evidence.bundle import EvidenceBundle
+from evaluator.evidence.bundle import BundleFile, EvidenceBundle
 from evaluator.evidence.keyframes import keyframes
 from evaluator.judges import judges
 from evaluator.keys import sha256_bytes
@@ -142,7 +142,7 @@ def cite_error(cite: Cite, steps: tuple[int, ...], video_s: float, files: Collec
         return f"step {cite.step} does not exist (steps: 0-{len(steps) - 1})"
     if cite.video_time_s is not None and not 0 <= cite.video_time_s <= video_s + 0.5:
         return f"time {cite.video_time_s} s is outside the {video_s:.1f} s recording"
-    if cite.file and cite.file not in files and f"source/{cite.file}" not in files:
+    if cite.file and cite.file not in files and f"{BundleFile.SOURCE}/{cite.file}" not in files:
         return f"file {cite.file!r} is not in the evidence"
     return ""
 
@@ -313,17 +313,17 @@ class _Evidence:
         self.bundle = bundle
         self.rubric = load_rubric()
         self.findings: list[Finding] = []
-        self.query = Query.model_validate(bundle.json("query.json"))
+        self.query = Query.model_validate(bundle.json(BundleFile.QUERY))
         self._images = images
         self._files = {entry.path for entry in bundle.manifest.files}
         self._source = self._read_source(source_chars)
-        self._trace: list[dict[str, Any]] = bundle.json("interaction/trace.json") if bundle.has(
-            "interaction/trace.json") else []
-        result = bundle.json("interaction/result.json") if bundle.has("interaction/result.json") else {}
+        self._trace: list[dict[str, Any]] = bundle.json(BundleFile.TRACE) if bundle.has(
+            BundleFile.TRACE) else []
+        result = bundle.json(BundleFile.RESULT) if bundle.has(BundleFile.RESULT) else {}
         self._video_s = float(result.get("video_duration_s") or 0.0)
         self._keyframes = keyframes
         self._result_shots = result_shots
-        self._stills = None if not images or not keyframes or not bundle.has("interaction/video.mp4") else \
+        self._stills = None if not images or not keyframes or not bundle.has(BundleFile.VIDEO) else \
             stills(bundle, keyframes)
 
     def _clean(self, text: str, source: str) -> str:
@@ -333,7 +333,7 @@ class _Evidence:
 
     def _read_source(self, limit: int) -> str:
         parts, used = [], 0
-        for path in sorted(p for p in self._files if p.startswith("source/") and p.endswith(_SOURCE_EXTENSIONS)):
+        for path in sorted(p for p in self._files if BundleFile.in_source(p) and p.endswith(_SOURCE_EXTENSIONS)):
             text = self.bundle.text(path)
             room = max(0, limit - used)
             if room == 0:
@@ -346,13 +346,13 @@ class _Evidence:
         return "\n\n".join(parts) or "(no source files)"
 
     def _logs(self) -> str:
-        console = self.bundle.json("console.json") if self.bundle.has("console.json") else []
+        console = self.bundle.json(BundleFile.CONSOLE) if self.bundle.has(BundleFile.CONSOLE) else []
         lines = console_lines(console, 30)
         noise = len(console) - len(lines)
         lines.append(f"({noise} other console entries classified as noise: warnings, fonts, favicon, blocked hosts)")
-        server = self.bundle.text("server.log")[-3000:] if self.bundle.has("server.log") else ""
-        return (fence("console.json", self._clean("\n".join(lines), "console"))
-                + "\n\n" + fence("server.log", self._clean(server, "server.log")))
+        server = self.bundle.text(BundleFile.SERVER_LOG)[-3000:] if self.bundle.has(BundleFile.SERVER_LOG) else ""
+        return (fence(BundleFile.CONSOLE, self._clean("\n".join(lines), "console"))
+                + "\n\n" + fence(BundleFile.SERVER_LOG, self._clean(server, BundleFile.SERVER_LOG)))
 
     def _image(self, path: str, label: str) -> list[dict[str, Any]]:
         if not self._images or not self.bundle.has(path):
@@ -377,15 +377,15 @@ class _Evidence:
         text = "\n\n".join([self._brief(), "The application's source code:", self._source,
                             "Browser console and dev-server output:", self._logs(), self._categories()])
         return [{"type": "text", "text": text},
-                *self._image("static/desktop-viewport.png", "First screenshot, desktop 1280x800"),
-                *self._image("static/mobile-viewport.png", "First screenshot, mobile 390x844")]
+                *self._image(BundleFile.screenshot("desktop"), "First screenshot, desktop 1280x800"),
+                *self._image(BundleFile.screenshot("mobile"), "First screenshot, mobile 390x844")]
 
     def dynamic_content(self, audit: _StaticAudit) -> list[dict[str, Any]]:
         """The dynamic scoring's user message."""
         rubric = self.rubric
         bases = "\n".join(f"- functional {b}: {m}" for b, m in rubric["functional"]["baselines"].items())
         bases += "\n" + "\n".join(f"- aesthetic {b}: {m}" for b, m in rubric["aesthetic"]["baselines"].items())
-        summary = self.bundle.json("agent_summary.json") if self.bundle.has("agent_summary.json") else {}
+        summary = self.bundle.json(BundleFile.AGENT_SUMMARY) if self.bundle.has(BundleFile.AGENT_SUMMARY) else {}
         content: list[dict[str, Any]] = [{"type": "text", "text": "\n\n".join([
             self._brief(), "The application's source code:", self._source,
             "The static audit (written before the application was used):",
@@ -398,7 +398,7 @@ class _Evidence:
                                                                                   indent=1), "agent summary")),
             "Baselines:\n" + bases, self._categories(),
         ])}]
-        content += self._image("static/desktop-viewport.png", "First screenshot, desktop")
+        content += self._image(BundleFile.screenshot("desktop"), "First screenshot, desktop")
         for time_s, data in self._stills or []:
             content += [{"type": "text", "text": f"Recording at {time_s:.2f} s:"},
                         {"type": "image_url", "image_url": {"url": f"data:image/jpeg;base64,{data}"}}]
@@ -416,14 +416,14 @@ class _Evidence:
         content: list[dict[str, Any]] = []
         for at, number in list(enumerate(numbers))[:self._result_shots]:
             shown = min(numbers[at + 1] if at + 1 < len(numbers) else number + 2, number + 2)
-            content += self._image(f"interaction/steps/{min(shown, len(self._trace)):03d}.jpg",
+            content += self._image(BundleFile.step_shot(min(shown, len(self._trace))),
                                    f"Screen after the value entered at step {number}")
         return content
 
     @property
     def citable(self) -> Citable:
         """What problems may cite in this bundle."""
-        files = tuple(sorted(p for p in self._files if p.startswith("source/") or (p.startswith("static/")
+        files = tuple(sorted(p for p in self._files if BundleFile.in_source(p) or (p.startswith("static/")
                                                    and p.endswith((".png", ".json")))))
         return Citable(steps=tuple(int(s["step"]) for s in self._trace), video_s=self._video_s, files=files)
 
@@ -495,7 +495,7 @@ def console_lines(console: list[dict[str, Any]], most: int) -> list[str]:
 def stills(bundle: EvidenceBundle, limit: int) -> list[tuple[float, str]]:
     """Up to ``limit`` keyframes of the bundle's recording, chosen by scene change: (time in s, base64 JPEG)."""
     return [(frame.time_s, base64.b64encode(frame.jpeg).decode())
-            for frame in keyframes(bundle.root / "interaction/video.mp4", limit=limit) if frame.jpeg]
+            for frame in keyframes(bundle.root / BundleFile.VIDEO, limit=limit) if frame.jpeg]
 
 
 def _verdict(bundle: EvidenceBundle, verdict_key: str, version: str, findings: _Findings, audit: _StaticAudit,
@@ -511,7 +511,7 @@ def _verdict(bundle: EvidenceBundle, verdict_key: str, version: str, findings: _
         taken[(problem.dimension, problem.category)] = already + amount
         cite = problem.cite
         file = cite.file if not cite.file or cite.file in {e.path for e in bundle.manifest.files} \
-            else f"source/{cite.file}"
+            else f"{BundleFile.SOURCE}/{cite.file}"
         attributions.append(FailureAttribution(
             category=problem.category, dimension=Dimension(problem.dimension), severity=Severity(problem.severity),
             deduction=amount, description=problem.description[:300],

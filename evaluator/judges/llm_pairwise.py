@@ -26,7 +26,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from evaluator.errors import ConfigError, JudgeOutputError
-from evaluator.evidence.bundle import EvidenceBundle
+from evaluator.evidence.bundle import BundleFile, EvidenceBundle
 from evaluator.judges.llm_judge import (
     Citable,
     Cite,
@@ -116,12 +116,12 @@ def _side(bundle: EvidenceBundle, name: str, options: LLMPairwiseOptions) -> _Si
     Only its heading names the position: the rest reads the same whichever side the app is on, so that what
     the model is shown of an app does not change when the order is swapped.
     """
-    trace: list[dict[str, Any]] = bundle.json("interaction/trace.json") if bundle.has(
-        "interaction/trace.json") else []
-    result = bundle.json("interaction/result.json") if bundle.has("interaction/result.json") else {}
+    trace: list[dict[str, Any]] = bundle.json(BundleFile.TRACE) if bundle.has(
+        BundleFile.TRACE) else []
+    result = bundle.json(BundleFile.RESULT) if bundle.has(BundleFile.RESULT) else {}
     video_s = float(result.get("video_duration_s") or 0.0)
-    summary = bundle.json("agent_summary.json") if bundle.has("agent_summary.json") else {}
-    console = bundle.json("console.json") if bundle.has("console.json") else []
+    summary = bundle.json(BundleFile.AGENT_SUMMARY) if bundle.has(BundleFile.AGENT_SUMMARY) else {}
+    console = bundle.json(BundleFile.CONSOLE) if bundle.has(BundleFile.CONSOLE) else []
     files = tuple(sorted(e.path for e in bundle.manifest.files
                          if e.path.startswith("static/") and e.path.endswith((".png", ".json"))))
     citable = Citable(steps=tuple(int(s["step"]) for s in trace), video_s=video_s, files=files)
@@ -157,12 +157,12 @@ def _images(bundle: EvidenceBundle, options: LLMPairwiseOptions) -> list[dict[st
         return [{"type": "text", "text": "(images are not shown to this judge)"}]
     parts: list[dict[str, Any]] = []
     room = options.images_per_side
-    if bundle.has("static/desktop-viewport.png"):
-        data = base64.b64encode((bundle.root / "static/desktop-viewport.png").read_bytes()).decode()
+    if bundle.has(BundleFile.screenshot("desktop")):
+        data = base64.b64encode((bundle.root / BundleFile.screenshot("desktop")).read_bytes()).decode()
         parts += [{"type": "text", "text": "First screenshot, desktop 1280x800:"},
                   {"type": "image_url", "image_url": {"url": f"data:image/png;base64,{data}"}}]
         room -= 1
-    frames = stills(bundle, room) if room and bundle.has("interaction/video.mp4") else []
+    frames = stills(bundle, room) if room and bundle.has(BundleFile.VIDEO) else []
     for time_s, jpeg in frames:
         parts += [{"type": "text", "text": f"Recording at {time_s:.2f} s:"},
                   {"type": "image_url", "image_url": {"url": f"data:image/jpeg;base64,{jpeg}"}}]
@@ -208,7 +208,7 @@ class LLMPairwiseJudge:
             raise ConfigError("the llm pairwise judge needs model endpoints: run it from a sweep with `endpoints:`")
         options = self._options
         # Both bundles answer the same query; the first one's brief is shown, once.
-        query = Query.model_validate(first.json("query.json"))
+        query = Query.model_validate(first.json(BundleFile.QUERY))
         sides = [_side(first, "FIRST", options), _side(second, "SECOND", options)]
         closing = ("Decide the functional and the aesthetic choice: first_cite cites the FIRST app, second_cite "
                    "the SECOND app. Answer with only the JSON object.")

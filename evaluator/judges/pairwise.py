@@ -15,7 +15,7 @@ from typing import Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from evaluator.evidence.bundle import EvidenceBundle
+from evaluator.evidence.bundle import BundleFile, EvidenceBundle
 from evaluator.judges import create_judge
 from evaluator.judges.failure_policy import score_app_failure
 from evaluator.judges.heuristic import DEFAULT_RUBRIC
@@ -126,7 +126,7 @@ class HeuristicPairwiseJudge:
 def _cited(verdict: Verdict, dimension: Dimension) -> list[EvidenceRef]:
     """The evidence the absolute verdict's deductions on ``dimension`` cite; the first screenshot when none."""
     refs = [ref for a in verdict.attributions if a.dimension is dimension for ref in a.evidence][:4]
-    return refs or [EvidenceRef(file="static/desktop-viewport.png")]
+    return refs or [EvidenceRef(file=BundleFile.screenshot("desktop"))]
 
 
 pairwise_judges.register("heuristic", options=HeuristicPairwiseOptions)(

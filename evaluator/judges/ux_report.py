@@ -35,7 +35,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from evaluator.errors import ConfigError, JudgeOutputError
-from evaluator.evidence.bundle import EvidenceBundle
+from evaluator.evidence.bundle import BundleFile, EvidenceBundle
 from evaluator.evidence.keyframes import keyframes
 from evaluator.judges.llm_judge import INJECTION_FLAG, Cite
 from evaluator.keys import content_key, sha256_bytes
@@ -129,7 +129,7 @@ class UxCitable:
 
     def file(self, name: str) -> str | None:
         """The bundle path a cited file names (``index.html`` is ``source/index.html``), or ``None``."""
-        for path in (name, f"source/{name}"):
+        for path in (name, f"{BundleFile.SOURCE}/{name}"):
             if path in self.files:
                 return path
         return None
@@ -287,14 +287,14 @@ class _UxEvidence:
         self.options = options
         self.injections: list[Finding] = []
         """Passages that addressed the evaluator and were cut (the report is flagged)."""
-        self.query = Query.model_validate(bundle.json("query.json"))
+        self.query = Query.model_validate(bundle.json(BundleFile.QUERY))
         self._files = sorted(entry.path for entry in bundle.manifest.files)
-        trace: list[dict[str, Any]] = self._json("interaction/trace.json", [])
+        trace: list[dict[str, Any]] = self._json(BundleFile.TRACE, [])
         self._trace = trace[:options.trace_steps]
         self._all_steps = len(trace)
-        result: dict[str, Any] = self._json("interaction/result.json", {})
+        result: dict[str, Any] = self._json(BundleFile.RESULT, {})
         video_s = float(result.get("video_duration_s") or 0.0)
-        files = tuple(p for p in self._files if p.startswith("source/")
+        files = tuple(p for p in self._files if BundleFile.in_source(p)
                       or (p.startswith("static/") and p.endswith((".png", ".json"))))
         self.citable = UxCitable(steps=tuple(int(s["step"]) for s in self._trace), video_s=video_s, files=files)
 
@@ -319,7 +319,7 @@ class _UxEvidence:
             f"The agent's actions ({self._all_steps} steps, {len(self._trace)} shown; times are on the recording's "
             f"clock, {video_s:.2f} s long):", fence("trace", self._clean(self._trace_lines(), "trace")),
             "The agent's summary:", fence("agent summary", self._clean(json.dumps(
-                self._json("agent_summary.json", {}), ensure_ascii=False, indent=1), "agent summary")),
+                self._json(BundleFile.AGENT_SUMMARY, {}), ensure_ascii=False, indent=1), "agent summary")),
             "Browser console errors:", fence("console", self._clean(self._console(), "console")),
             "The seven dimensions (score each 1-5):\n" + dimensions, "Severities:\n" + severities,
             self.citable.listing()])
@@ -333,7 +333,7 @@ class _UxEvidence:
 
     def _source(self) -> str:
         parts, used, limit = [], 0, self.options.source_chars
-        for path in (p for p in self._files if p.startswith("source/") and p.endswith(_SOURCE_EXTENSIONS)):
+        for path in (p for p in self._files if BundleFile.in_source(p) and p.endswith(_SOURCE_EXTENSIONS)):
             room = max(0, limit - used)
             if room == 0:
                 parts.append(fence(path, "(left out: the source is longer than the judge's limit)"))
@@ -358,7 +358,7 @@ class _UxEvidence:
         return "\n".join(lines) or "(no steps)"
 
     def _console(self) -> str:
-        entries = [e for e in self._json("console.json", []) if e.get("class") in ("uncaught", "error")][:30]
+        entries = [e for e in self._json(BundleFile.CONSOLE, []) if e.get("class") in ("uncaught", "error")][:30]
         return "\n".join(f"[{e.get('phase')}] {e.get('class')}: {str(e.get('text'))[:300]}"
                          + (f" (video {e['video_time_s']} s)" if e.get("video_time_s") is not None else "")
                          for e in entries) or "(no errors)"
@@ -367,11 +367,11 @@ class _UxEvidence:
         if not self.options.images:
             return [{"type": "text", "text": "(no images are shown: judge from the text evidence)"}]
         parts: list[dict[str, Any]] = []
-        if self.bundle.has("static/desktop-viewport.png"):
-            data = base64.b64encode((self.bundle.root / "static/desktop-viewport.png").read_bytes()).decode()
+        if self.bundle.has(BundleFile.screenshot("desktop")):
+            data = base64.b64encode((self.bundle.root / BundleFile.screenshot("desktop")).read_bytes()).decode()
             parts += [{"type": "text", "text": "First screenshot, desktop 1280x800 (static/desktop-viewport.png):"},
                       {"type": "image_url", "image_url": {"url": f"data:image/png;base64,{data}"}}]
-        video = self.bundle.root / "interaction/video.mp4"
+        video = self.bundle.root / BundleFile.VIDEO
         stills = keyframes(video, limit=self.options.keyframes) if self.options.keyframes and video.is_file() else []
         for frame in (f for f in stills if f.jpeg):
             data = base64.b64encode(frame.jpeg).decode()

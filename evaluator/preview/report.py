@@ -14,7 +14,7 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict
 
-from evaluator.evidence.bundle import EvidenceBundle
+from evaluator.evidence.bundle import BundleFile, EvidenceBundle
 from evaluator.package_data import package_text
 from evaluator.preview.checks import DEFAULT_CHECKS, PreviewCheck
 
@@ -86,7 +86,7 @@ def preview_report(bundle: EvidenceBundle, *, origin: str | None,
                                                                    *_blank(bundle))
                   if p.kind in checks or p.kind in _ALWAYS_TOLD}.values())
     found.sort(key=lambda p: _SEVERITY.index(p.kind))  # stable: within a kind, as they happened
-    dropped = int(bundle.json("interaction/result.json").get("console_entries_dropped", 0))
+    dropped = int(bundle.json(BundleFile.RESULT).get("console_entries_dropped", 0))
     problems = [PreviewProblem(**p.model_dump(exclude={"diagnosis"}), diagnosis=guide["kinds"][p.kind]["diagnosis"])
                 for p in found[:_MAX_PROBLEMS]]
     next_action = (guide["kinds"][problems[0].kind]["next_action"] if problems else guide["ok"]["next_action"])
@@ -118,11 +118,11 @@ def _guide() -> dict[str, Any]:
 
 
 def _failure(bundle: EvidenceBundle) -> list[PreviewProblem]:
-    if not bundle.has("static/failure.json"):
+    if not bundle.has(BundleFile.STATIC_FAILURE):
         return []
-    failure = bundle.json("static/failure.json")
+    failure = bundle.json(BundleFile.STATIC_FAILURE)
     if failure.get("phase") == "build":
-        log = bundle.text("build.log") if bundle.has("build.log") else ""
+        log = bundle.text(BundleFile.BUILD_LOG) if bundle.has(BundleFile.BUILD_LOG) else ""
         first_error = next((ln.strip() for ln in log.splitlines() if "error" in ln.lower()), "")
         message = f"{failure['error']}" + (f"; first error: {first_error[:300]}" if first_error else "")
         return [PreviewProblem(kind=PreviewCheck.BUILD_ERRORS, message=message, diagnosis="")]
@@ -131,7 +131,7 @@ def _failure(bundle: EvidenceBundle) -> list[PreviewProblem]:
 
 def _console(bundle: EvidenceBundle, origin: str | None) -> list[PreviewProblem]:
     problems = []
-    for entry in bundle.json("console.json"):
+    for entry in bundle.json(BundleFile.CONSOLE):
         if entry["kind"] == "requestfailed":
             kind = PreviewCheck.FAILED_REQUESTS
         elif entry["class"] == "uncaught":
@@ -148,9 +148,9 @@ def _console(bundle: EvidenceBundle, origin: str | None) -> list[PreviewProblem]
 
 
 def _blank(bundle: EvidenceBundle) -> list[PreviewProblem]:
-    if not bundle.has("static/desktop-facts.json"):
+    if not bundle.has(BundleFile.page_facts("desktop")):
         return []
-    desktop = bundle.json("static/desktop-facts.json")
+    desktop = bundle.json(BundleFile.page_facts("desktop"))
     # Blank to the eye and without text: a sparse page (a heading and a button) is nearly all background too,
     # and telling its author it rendered nothing would mislead.
     if not desktop.get("image", {}).get("blank") or desktop.get("facts", {}).get("text_length", 0) > 0:

@@ -24,8 +24,7 @@ from pathlib import Path
 import pytest
 
 from cluster.scheduling.runner import GridOptions, run_sweep
-from evaluator.evidence.bundle import read_manifest
-from evaluator.evidence.collect import INJECTION_FINDINGS
+from evaluator.evidence.bundle import BundleFile, read_manifest
 from evaluator.models import Outcome, OutcomeStatus, ReasonCode
 from evaluator.run import StagePaths
 from tests.support import APPS, write_sweep
@@ -114,7 +113,7 @@ def test_injections_in_an_encoded_request_path_and_in_generated_text_are_flagged
     outcome = outcomes["attack", "inject"]
     assert outcome.status is OutcomeStatus.JUDGED and "prompt_injection" in outcome.flags, outcome
     assert outcome.evidence_key is not None
-    findings = json.loads((StagePaths(run_dir).evidence(outcome.evidence_key) / INJECTION_FINDINGS).read_text())
+    findings = json.loads((StagePaths(run_dir).evidence(outcome.evidence_key) / BundleFile.INJECTION).read_text())
     sources = {f["source"].split(" at step")[0]: f["excerpt"] for f in findings}
     assert "server.log" in sources or "console.json" in sources, findings
     assert "generated text" in sources, findings  # revealed by the first press, read at the step after it

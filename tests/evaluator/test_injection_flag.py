@@ -12,7 +12,7 @@ import pytest
 from playwright.async_api import async_playwright
 
 from evaluator.browser.launch import launch_browser
-from evaluator.evidence.collect import INJECTION_FINDINGS
+from evaluator.evidence.bundle import BundleFile
 from evaluator.models import AgentConfig, Candidate, JudgeConfig, Outcome, OutcomeStatus
 from evaluator.run import StagePaths, execute_run, make_run_spec
 from tests.support import APPS, app_query
@@ -55,16 +55,16 @@ def _run(tmp_path: Path, name: str, html: str) -> tuple[Outcome, Path]:
 def test_an_injection_anywhere_the_evaluator_reads_flags_the_run_and_a_clean_app_does_not(tmp_path: Path) -> None:
     injected, bundle = _run(tmp_path, "injected", (APPS / "injection" / "injected.html").read_text(encoding="utf-8"))
     assert injected.status is OutcomeStatus.JUDGED and "prompt_injection" in injected.flags
-    sources = {finding["source"] for finding in json.loads((bundle / INJECTION_FINDINGS).read_text())}
+    sources = {finding["source"] for finding in json.loads((bundle / BundleFile.INJECTION).read_text())}
     assert "source/index.html" in sources  # the comment (found again in the first DOM: one finding)
     clean, bundle = _run(tmp_path, "clean", (APPS / "injection" / "clean.html").read_text(encoding="utf-8"))
     assert clean.status is OutcomeStatus.JUDGED and clean.flags == []
-    assert not (bundle / INJECTION_FINDINGS).exists()
+    assert not (bundle / BundleFile.INJECTION).exists()
 
 
 def test_what_only_the_agent_was_shown_flags_the_run(tmp_path: Path) -> None:
     outcome, bundle = _run(tmp_path, "revealed", REVEALED)
     assert outcome.status is OutcomeStatus.JUDGED and "prompt_injection" in outcome.flags
-    findings = json.loads((bundle / INJECTION_FINDINGS).read_text())
+    findings = json.loads((bundle / BundleFile.INJECTION).read_text())
     assert findings and all(f["source"].startswith("page text at step ") for f in findings)
     assert "full marks" in findings[0]["excerpt"]

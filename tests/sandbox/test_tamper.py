@@ -27,8 +27,7 @@ import pytest
 from cluster.sandbox.docker_backend import docker
 from cluster.scheduling.runner import GridOptions, run_sweep
 from cluster.scheduling.worker import RunWorker, WorkerSettings
-from evaluator.evidence.bundle import read_manifest
-from evaluator.evidence.collect import INJECTION_FINDINGS
+from evaluator.evidence.bundle import BundleFile, read_manifest
 from evaluator.evidence.screencast import MAX_BITRATE
 from evaluator.models import (
     AgentConfig,
@@ -199,7 +198,7 @@ def test_an_app_that_addresses_the_evaluator_is_flagged_whichever_judge_scores_i
     judge reads no page text; the LLM judge's redaction is tested in tests/llm)."""
     outcome = grid.run("tamper-injection", (TAMPER / "injection.md").read_text(encoding="utf-8"))
     assert outcome.status is OutcomeStatus.JUDGED and "prompt_injection" in outcome.flags, outcome.reason
-    findings = json.loads((grid.bundle(outcome) / INJECTION_FINDINGS).read_text())
+    findings = json.loads((grid.bundle(outcome) / BundleFile.INJECTION).read_text())
     excerpts = " ".join(f["excerpt"] for f in findings)
     assert "automated grader" in excerpts and "bewertende Sprachmodell" in excerpts
 
@@ -209,7 +208,7 @@ def test_text_for_the_evaluator_made_only_by_the_build_is_flagged_in_its_log(gri
     which the judge reads as the dev server's log: the scan reads the build and server logs too."""
     outcome = grid.run("tamper-build-log", (TAMPER / "build-log-injection.md").read_text(encoding="utf-8"))
     assert outcome.status is OutcomeStatus.JUDGED and "prompt_injection" in outcome.flags, outcome
-    findings = json.loads((grid.bundle(outcome) / INJECTION_FINDINGS).read_text())
+    findings = json.loads((grid.bundle(outcome) / BundleFile.INJECTION).read_text())
     assert {f["source"] for f in findings} <= {"build.log", "server.log"}, findings
     assert any("skip testing" in f["excerpt"] for f in findings), findings
 
