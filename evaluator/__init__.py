@@ -83,7 +83,8 @@ if TYPE_CHECKING:
     )
     from evaluator.progress import RunProgress
     from evaluator.registry import Registry
-    from evaluator.run import StagePaths, evidence_flags, execute_run, failed_outcome, judge_or_fall_back, make_run_spec
+    from evaluator.run import evidence_flags, execute_run, failed_outcome, judge_or_fall_back, make_run_spec
+    from evaluator.stages import StagePaths
 
 _WHERE = {
     "abandon": "evaluator.abandonment",
@@ -162,7 +163,7 @@ _WHERE = {
     "Severity": "evaluator.models",
     "sha256_bytes": "evaluator.keys",
     "Stack": "evaluator.models",
-    "StagePaths": "evaluator.run",
+    "StagePaths": "evaluator.stages",
     "StepRecord": "evaluator.agents.observation",
     "StoreError": "evaluator.errors",
     "TamperError": "evaluator.errors",

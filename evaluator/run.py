@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import shutil
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -49,28 +48,10 @@ from evaluator.models import (
 )
 from evaluator.preview.preview import AppPreviewer
 from evaluator.progress import RunProgress
+from evaluator.stages import StagePaths
 
 FALLBACK_JUDGE = JudgeConfig(name="heuristic")
 """Scores a run whose model judge refused or answered unusably: it reads measured evidence only, no page text."""
-@dataclass(frozen=True)
-class StagePaths:
-    """Where stage outputs live under a run directory."""
-
-    root: Path
-
-    def artifact(self, key: str) -> Path:
-        """The artifact record."""
-        return self.root / "artifacts" / f"{key}.json"
-
-    def evidence(self, key: str) -> Path:
-        """The evidence bundle directory."""
-        return self.root / "evidence" / key
-
-    def verdict(self, key: str) -> Path:
-        """The verdict record."""
-        return self.root / "verdicts" / f"{key}.json"
-
-
 def make_run_spec(
     *, candidate: Candidate, query: Query, agent: AgentConfig, judge: JudgeConfig, judge_version: str,
     answers_dir: Path | None, panel: tuple[tuple[JudgeConfig, str], ...] = (), cell: tuple[str | None, int] = (None, 0),

@@ -31,7 +31,18 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from rich.table import Table
 
 from cluster.calibration.twins import EXCLUDED_BY, REQUIRES, Operator, make_twin
-from evaluator import AgentConfig, ConfigError, JudgeConfig, Outcome, OutcomeStatus, Query, content_key, sha256_bytes
+from evaluator import (
+    AgentConfig,
+    ConfigError,
+    JudgeConfig,
+    Outcome,
+    OutcomeStatus,
+    Query,
+    StagePaths,
+    content_key,
+    sha256_bytes,
+)
+from evaluator.evidence import BundleFile
 
 SUITE = Path(__file__).resolve().parents[2] / "fixtures" / "calibration"
 BUILT_IN = "built-in"
@@ -433,7 +444,7 @@ def _auc(positives: list[float], negatives: list[float]) -> float | None:
 
 
 def _same_first_screen(run_dir: Path, original: Outcome, twin: Outcome) -> bool:
-    shots = [run_dir / "evidence" / (o.evidence_key or "-") / "static" / "desktop-viewport.png"
+    shots = [StagePaths(run_dir).evidence(o.evidence_key or "-") / BundleFile.screenshot("desktop")
              for o in (original, twin)]
     if not all(shot.is_file() for shot in shots):
         return False
@@ -450,8 +461,8 @@ def stored_judge_version(run_dir: Path, outcomes: Iterable[Outcome]) -> str | No
     Calibrations are keyed by it, and a sweep's scores are matched to a calibration by it.
     """
     for outcome in outcomes:
-        path = run_dir / "verdicts" / f"{outcome.verdict_key}.json"
-        if outcome.verdict_key and path.is_file():
+        path = StagePaths(run_dir).verdict(outcome.verdict_key) if outcome.verdict_key else None
+        if path is not None and path.is_file():
             judge = json.loads(path.read_text(encoding="utf-8")).get("judge", {})
             return f"{judge.get('name')}:{judge.get('rubric_version')}"
     return None

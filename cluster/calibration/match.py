@@ -10,16 +10,16 @@ are matched on the fields their key is made of (read from the records), so the k
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import NamedTuple
 
 from pydantic import ValidationError
 
 from cluster.calibration.calibrate import BUILT_IN, Calibration, stored_judge_version
+from cluster.store.layout import RunFile
 from cluster.store.results_log import ResultsLog
-from cluster.sweep.spec import SweepSpec
-from evaluator import AgentConfig, JudgeConfig
+from cluster.sweep.spec import read_sweep_record
+from evaluator import AgentConfig, ConfigError, JudgeConfig
 
 
 class CalibrationMatch(NamedTuple):
@@ -35,16 +35,16 @@ class CalibrationMatch(NamedTuple):
 def find_calibration(run_dir: Path) -> CalibrationMatch:
     """The calibrations in ``run_dir/calibrations/`` for the sweep's judge version, judge and agent configs."""
     try:
-        spec = SweepSpec.model_validate(json.loads((run_dir / "sweep.json").read_text(encoding="utf-8"))["spec"])
-    except (OSError, ValueError, KeyError, ValidationError):
+        spec = read_sweep_record(run_dir).spec
+    except ConfigError:
         return CalibrationMatch((), "No calibration: the run directory has no readable sweep.json.")
     judge, agent = spec.judge_panel[0], spec.agent
-    version = stored_judge_version(run_dir, ResultsLog(run_dir / "results.jsonl").load().values())
+    version = stored_judge_version(run_dir, ResultsLog(run_dir / RunFile.RESULTS).load().values())
     make = _command(judge, agent)
     if version is None:
         return CalibrationMatch((), f"No calibration shown: the sweep has no verdict yet. {make}")
     others, found = 0, []
-    for path in sorted((run_dir / "calibrations").glob("*.json")):
+    for path in sorted((run_dir / RunFile.CALIBRATIONS).glob("*.json")):
         try:
             record = Calibration.model_validate_json(path.read_text(encoding="utf-8"))
         except (OSError, ValidationError):

@@ -14,6 +14,7 @@ from cluster.reduce.leaderboard import build_leaderboard, leaderboard_table
 from cluster.reduce.records import Reduction, RunRow
 from cluster.reduce.reducer import RunDirectory, open_run_directory, reduce_run_dir, write_tables
 from cluster.report.show import run_panel
+from cluster.store.layout import RunFile
 from cluster.store.ledger import Ledger
 from evaluator import ConfigError, OutcomeStatus
 
@@ -27,7 +28,7 @@ def status(args: argparse.Namespace, console: Console) -> int:
                       if o.status is not OutcomeStatus.JUDGED)
     report: dict[str, object] = {"runs": len(outcomes), "by_outcome": dict(sorted(counts.items())),
                                  "by_reason": dict(sorted(reasons.items()))}
-    ledger_path = args.run_dir / "ledger.sqlite"
+    ledger_path = args.run_dir / RunFile.LEDGER
     if ledger_path.exists():
         with Ledger(ledger_path) as ledger:
             flights = ledger.in_flight()
@@ -66,7 +67,7 @@ def _reduce(args: argparse.Namespace, console: Console) -> tuple[Reduction, list
 def export(args: argparse.Namespace, console: Console) -> int:
     """``evalgrid export``: write the per-run tables and the reduction."""
     reduction, rows = _reduce(args, console)
-    for path in write_tables(args.out or args.run_dir / "exports", rows, reduction):
+    for path in write_tables(args.out or args.run_dir / RunFile.EXPORTS, rows, reduction):
         print(path)
     return 0
 
@@ -77,7 +78,7 @@ def report(args: argparse.Namespace, console: Console) -> int:
     from cluster.report.html import write_report
 
     reduction, rows = _reduce(args, console)
-    out = args.out or args.run_dir / "report"
+    out = args.out or args.run_dir / RunFile.REPORT
     write_tables(out / "data", rows, reduction)
     index = write_report(args.run_dir, reduction, rows, out)
     console.print(f"report: {index} (open it in a browser; it works from a folder or an object-store prefix)")

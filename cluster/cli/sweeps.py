@@ -27,6 +27,7 @@ from cluster.sandbox.backends import sandbox_backends
 from cluster.scheduling.ray_grid import RayOptions
 from cluster.scheduling.rejudge import parse_judge
 from cluster.scheduling.runner import GridOptions, SweepResult
+from cluster.store.layout import RunFile
 from cluster.store.object_store import StoreLocation, StoreSettings, is_store_url
 from cluster.sweep.inputs import InputsRef, fetch_inputs, resolve_inputs
 from cluster.sweep.spec import SandboxSpec, Sweep, load_sweep
@@ -111,7 +112,7 @@ def _report_run(result: SweepResult, sweep: Sweep, run_dir: Path, where: str, co
                       highlight=False)
     if result.deferred:
         console.print(f"[yellow]budget reached: {len(result.deferred)} run(s) were not finished and are listed in "
-                      f"{run_dir / 'deferred.json'}; raise budget_usd in the sweep file and re-run the same command "
+                      f"{run_dir / RunFile.DEFERRED}; raise budget_usd in the sweep file and re-run the same command "
                       "to continue.[/]", highlight=False)
         return 3
     return 0
@@ -146,7 +147,7 @@ def calibrate(args: argparse.Namespace, console: Console) -> int:
                               "provenance); use it without --split")
         apps = [(app, answer) for app, answer in apps if app.split == args.split]
     run_dir: Path = args.run_dir
-    path, unconfirmed = write_sweep(apps, operators, run_dir / "suite", agent=agent, judge=judge,
+    path, unconfirmed = write_sweep(apps, operators, run_dir / RunFile.SUITE, agent=agent, judge=judge,
                                     concurrency=args.workers, labels=load_labels(suite))
     if unconfirmed:
         console.print(f"[yellow]{len(unconfirmed)} versions left out:[/] their play-test label is missing, stale or "
@@ -164,9 +165,9 @@ def calibrate(args: argparse.Namespace, console: Console) -> int:
     calibration = measure(result.outcomes.values(), run_dir, agent=agent, judge=judge,
                           suite=[app for app, _ in apps], unconfirmed=unconfirmed, suite_name=suite_name,
                           split=args.split)
-    (run_dir / "calibrations").mkdir(exist_ok=True)
-    write_json_atomic(run_dir / "calibration.json", calibration)
-    write_json_atomic(run_dir / "calibrations" / f"{calibration.key}.json", calibration)
+    (run_dir / RunFile.CALIBRATIONS).mkdir(exist_ok=True)
+    write_json_atomic(run_dir / RunFile.CALIBRATION, calibration)
+    write_json_atomic(run_dir / RunFile.CALIBRATIONS / f"{calibration.key}.json", calibration)
     stdout().print(calibration_table(calibration))
     failed = []
     if args.min_pairwise is not None and (calibration.functional_pairwise_accuracy or 0.0) < args.min_pairwise:

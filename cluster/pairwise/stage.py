@@ -18,8 +18,6 @@ from typing import Literal
 
 from cluster.pairwise.pairs import TWIN_LABELS, Pair, Selection, check_selection, select_pairs, twin_order
 from cluster.pairwise.summary import (
-    PAIRWISE_DIR,
-    SUMMARY_FILE,
     Comparison,
     KnownOrder,
     PairwiseSummary,
@@ -33,6 +31,7 @@ from cluster.reduce.reducer import open_run_directory
 from cluster.reduce.scoring import candidate_means, run_scores
 from cluster.scheduling.judge_pool import resolve_pools_outside_ray
 from cluster.scheduling.rejudge import sweep_endpoints
+from cluster.store.layout import RunFile
 from evaluator import (
     BudgetExhaustedError,
     ConfigError,
@@ -108,7 +107,7 @@ async def compare(run_dir: Path, judge: JudgeConfig, options: CompareOptions = C
     summary = _summary(directory.name, judge, pairwise_judge, candidates, options, selection, comparisons, asker)
     if votes is not None:
         summary.human = human_comparison(votes, comparisons, candidates)
-    out_dir = run_dir / PAIRWISE_DIR / _summary_dir(judge, pairwise_judge.version, candidates, options)
+    out_dir = run_dir / RunFile.PAIRWISE / _summary_dir(judge, pairwise_judge.version, candidates, options)
     _write(out_dir, summary, comparisons)
     return CompareResult(summary, out_dir, comparisons)
 
@@ -158,7 +157,7 @@ class _Asker:
         """The stored or new verdict on ``first`` shown before ``second``, or why there is none."""
         assert first.evidence_key is not None and second.evidence_key is not None  # pairs hold bundles only
         key = pairwise_key(first.evidence_key, second.evidence_key, self.config, self.judge.version)
-        path = self.paths.root / PAIRWISE_DIR / "verdicts" / f"{key}.json"
+        path = self.paths.root / RunFile.PAIRWISE / StagePaths.VERDICTS / f"{key}.json"
         if path.exists():
             self._tick()
             return PairwiseVerdict.model_validate_json(path.read_bytes())
@@ -222,7 +221,7 @@ def _absolute_means(pairs: Sequence[Pair]) -> dict[SummaryDimension, dict[str, f
 
 def _write(out_dir: Path, summary: PairwiseSummary, comparisons: list[Comparison]) -> None:
     out_dir.mkdir(parents=True, exist_ok=True)
-    write_json_atomic(out_dir / SUMMARY_FILE, summary)
+    write_json_atomic(out_dir / RunFile.PAIRWISE_SUMMARY, summary)
     lines = [json.dumps({"query": c.query_id, "a": c.a, "b": c.b, "ab": c.ab.pairwise_key,
                          "ba": c.ba.pairwise_key}) for c in comparisons]
     (out_dir / "comparisons.jsonl").write_text("".join(f"{line}\n" for line in lines), encoding="utf-8")

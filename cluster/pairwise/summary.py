@@ -25,11 +25,8 @@ from rich.table import Table
 
 from cluster.reduce import statistics as st
 from cluster.reduce.records import Pairwise, Rating
+from cluster.store.layout import RunFile
 from evaluator import Dimension, PairwiseVerdict, Preference
-
-PAIRWISE_DIR = "pairwise"
-"""Under a run directory: ``verdicts/`` (every ordered comparison, by key) and one folder per judge."""
-SUMMARY_FILE = "summary.json"
 
 SummaryDimension = Literal["functional", "aesthetic", "overall"]
 KnownOrder = Callable[["Comparison", SummaryDimension], "str | None"]
@@ -323,7 +320,7 @@ def known_order(order: Sequence[str]) -> KnownOrder:
 def read_summaries(run_dir: Path) -> list[PairwiseSummary]:
     """Every pairwise summary written into ``run_dir`` (one per judge), skipping files of another format."""
     found = []
-    for path in sorted((run_dir / PAIRWISE_DIR).glob(f"*/{SUMMARY_FILE}")):
+    for path in sorted((run_dir / RunFile.PAIRWISE).glob(f"*/{RunFile.PAIRWISE_SUMMARY}")):
         try:
             found.append(PairwiseSummary.model_validate_json(path.read_bytes()))
         except (OSError, ValidationError):

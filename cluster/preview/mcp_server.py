@@ -119,6 +119,8 @@ async def _previewer(options: McpOptions) -> AsyncIterator[AppPreviewer]:
     async with async_playwright() as playwright:
         session = sandbox_backends.create(options.sandbox).open(playwright, image=DEFAULT_IMAGE,
                                                                 limits=SandboxLimits())
+        if session is None:
+            raise ConfigError(f"the {options.sandbox} sandbox backend runs no apps; use --sandbox docker (or local)")
         try:
             yield AppPreviewer(await session.browser(), host=session.host, checks=options.checks,
                                timeout_s=options.timeout_s)

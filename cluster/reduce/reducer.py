@@ -17,7 +17,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from itertools import combinations
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -40,9 +39,10 @@ from cluster.reduce.records import (
 )
 from cluster.reduce.recovery import recovery_table
 from cluster.reduce.scoring import SampleReduce, candidate_means, cell_score, rounded, run_scores
+from cluster.store.layout import RunFile
 from cluster.store.results_log import ResultsLog
-from cluster.sweep.spec import PLAN_FILE, RecordedPlan, SweepSpec, load_sweep
-from evaluator import ConfigError, ModelUsage, Outcome, OutcomeStatus, Query, ReasonCode, write_json_atomic
+from cluster.sweep.spec import RecordedPlan, SweepRecord, SweepSpec, load_sweep, read_sweep_record
+from evaluator import ConfigError, ModelUsage, Outcome, OutcomeStatus, Query, ReasonCode, StagePaths, write_json_atomic
 
 SLICES = ("domain", "leaf", "difficulty", "language_group", "kind", "variant")
 DIMENSIONS = ("functional", "aesthetic")
@@ -85,14 +85,13 @@ def open_run_directory(run_dir: Path) -> RunDirectory:
     directory made before plans were recorded falls back to re-reading its sweep file, with a
     warning (:attr:`RunDirectory.note`).
     """
-    results, recorded = run_dir / "results.jsonl", run_dir / "sweep.json"
-    if not results.exists() or not recorded.exists():
-        raise ConfigError(f"{run_dir} has no results.jsonl or sweep.json; "
-                          "is it a run directory made by `evalgrid run`?")
+    results = run_dir / RunFile.RESULTS
+    if not results.exists():
+        raise ConfigError(f"{run_dir} has no {RunFile.RESULTS}; is it a run directory made by `evalgrid run`?")
+    saved = read_sweep_record(run_dir)
     outcomes = ResultsLog(results).load()
-    saved = json.loads(recorded.read_text(encoding="utf-8"))
     plan = _recorded_plan(run_dir, saved)
-    spec = plan.spec if plan else SweepSpec.model_validate(saved["spec"])
+    spec = plan.spec if plan else saved.spec
     candidates = [c.id for c in spec.candidates]
     bases = {c.id: c.base for c in spec.candidates if c.base is not None}
     if plan is None:
@@ -113,10 +112,10 @@ class _Plan:
     note: str | None
 
 
-def _recorded_plan(run_dir: Path, saved: dict[str, Any]) -> _Plan | None:
+def _recorded_plan(run_dir: Path, saved: SweepRecord) -> _Plan | None:
     """The recorded plan; else, for a run directory from before plans were recorded, the plan of its sweep
     file as it is now (with a warning) if that is still readable; else None."""
-    path = run_dir / PLAN_FILE
+    path = run_dir / RunFile.PLAN
     if path.exists():
         try:
             plan = RecordedPlan.model_validate_json(path.read_bytes())
@@ -125,12 +124,12 @@ def _recorded_plan(run_dir: Path, saved: dict[str, Any]) -> _Plan | None:
                               "into this run directory to record it again") from None
         return _Plan(plan.spec, plan.run_keys, plan.queries, None)
     try:
-        sweep = load_sweep(Path(saved["path"]), check_plugins=False)  # options it ran with, checked or not
+        sweep = load_sweep(Path(saved.path), check_plugins=False)  # options it ran with, checked or not
     except ConfigError:
         return None
-    warnings.warn(f"{run_dir} has no {PLAN_FILE} (made before plans were recorded): reduced with the plan of the "
+    warnings.warn(f"{run_dir} has no {RunFile.PLAN} (made before plans were recorded): reduced with the plan of the "
                   f"sweep file {sweep.path} as it is now", stacklevel=3)
-    return _Plan(SweepSpec.model_validate(saved["spec"]), [run.run_key for run in sweep.plan()], sweep.queries,
+    return _Plan(saved.spec, [run.run_key for run in sweep.plan()], sweep.queries,
                  f"no recorded plan: reduced with the sweep file {sweep.path} as it is now")
 
 
@@ -158,7 +157,7 @@ def reduce_run_dir(
 ) -> tuple[Reduction, list[RunRow]]:
     """Reduce a run directory: its rows (one per run) and the :class:`Reduction`."""
     directory = open_run_directory(run_dir)
-    verdicts = _read_verdicts(run_dir / "verdicts")
+    verdicts = _read_verdicts(run_dir / StagePaths.VERDICTS)
     rows = [_row(o, directory.queries.get(o.query_id), verdicts, run_dir) for o in directory.outcomes]
     options = ReduceOptions(pass_threshold=pass_threshold, samples=samples, seed=seed,
                             human_ratings=_read_human_ratings(human_ratings) if human_ratings else {},
@@ -271,14 +270,14 @@ def write_tables(out_dir: Path, rows: Sequence[RunRow], reduction: Reduction) ->
     records = [r.model_dump(mode="json") for r in rows]
     columns = list(RunRow.model_fields)
     table = pa.Table.from_pylist(records, schema=_ROW_SCHEMA) if records else _ROW_SCHEMA.empty_table()
-    pq.write_table(table, out_dir / "runs.parquet")
-    with (out_dir / "runs.csv").open("w", newline="", encoding="utf-8") as handle:
+    pq.write_table(table, out_dir / RunFile.RUNS_PARQUET)
+    with (out_dir / RunFile.RUNS_CSV).open("w", newline="", encoding="utf-8") as handle:
         writer = csv.DictWriter(handle, fieldnames=columns)
         writer.writeheader()
         writer.writerows(records)
-    write_json_atomic(out_dir / "runs.json", records, indent=None)  # a table for programs: runs.csv is for people
-    write_json_atomic(out_dir / "reduction.json", reduction)
-    return [out_dir / n for n in ("runs.parquet", "runs.csv", "runs.json", "reduction.json")]
+    write_json_atomic(out_dir / RunFile.RUNS_JSON, records, indent=None)  # a table for programs: runs.csv is for people
+    write_json_atomic(out_dir / RunFile.REDUCTION, reduction)
+    return [out_dir / n for n in (RunFile.RUNS_PARQUET, RunFile.RUNS_CSV, RunFile.RUNS_JSON, RunFile.REDUCTION)]
 
 
 _ROW_SCHEMA = pa.schema([

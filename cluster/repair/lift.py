@@ -18,18 +18,18 @@ the budget cap stops paid calls (the fixtures it did not reach are counted as de
 from __future__ import annotations
 
 import asyncio
-import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from cluster.pairwise.pairs import first_cells, unusable
 from cluster.reduce.reducer import RunDirectory, open_run_directory
-from cluster.repair.summary import LIFT_DIR, LIFT_FILE, FixtureLift, RepairLiftSummary, dimension_lifts
+from cluster.repair.summary import FixtureLift, RepairLiftSummary, dimension_lifts
 from cluster.scheduling.judge_pool import resolve_pools_outside_ray
 from cluster.scheduling.rejudge import sweep_endpoints
 from cluster.scheduling.runner import run_sweep
-from cluster.sweep.spec import Sweep, SweepSpec
+from cluster.store.layout import RunFile
+from cluster.sweep.spec import Sweep, read_sweep_record
 from evaluator import (
     BudgetExhaustedError,
     Candidate,
@@ -52,11 +52,6 @@ from evaluator.answer import Repairer, RepairOptions, bundle_sources, files_dige
 from evaluator.evidence import BundleFile, EvidenceBundle, read_manifest
 from evaluator.judges import UxJudge, UxJudgeOptions, ux_report_key
 from evaluator.llm import Endpoint, ModelAccess, ResponseCache, SpendingCap
-
-REPORTS_DIR = "ux-reports"
-"""Under a run directory: every UX report (judged or evaluating), by key."""
-REPAIRS_DIR = "repairs"
-"""Under a run directory: every repaired answer, by key."""
 
 
 @dataclass(frozen=True)
@@ -131,7 +126,7 @@ async def repair_lift(run_dir: Path, options: LiftOptions, *, endpoints: dict[st
                    asyncio.Semaphore(max(1, options.concurrency)), budget=budget, progress=on_progress)
     fixtures = _fixtures(directory, StagePaths(run_dir), options.candidates or directory.candidates, stage.skipped)
     await asyncio.gather(*(_report_and_repair(stage, f) for f in fixtures))
-    out_dir = run_dir / LIFT_DIR / _lift_dir_name(stage)
+    out_dir = run_dir / RunFile.REPAIR_LIFT / _lift_dir_name(stage)
     repaired = [f for f in fixtures if f.status == "repaired"]
     runs = await _run_repaired(stage, directory, repaired, out_dir) if repaired else {}
     per_fixture = await asyncio.gather(*(_score(stage, f, runs, out_dir / "run") for f in fixtures))
@@ -142,7 +137,7 @@ async def repair_lift(run_dir: Path, options: LiftOptions, *, endpoints: dict[st
         dimensions=dimension_lifts(per_fixture), per_fixture=list(per_fixture),
         dropped_findings=sum(f.report.dropped for f in fixtures if f.report is not None), skipped=stage.skipped)
     out_dir.mkdir(parents=True, exist_ok=True)
-    write_json_atomic(out_dir / LIFT_FILE, summary)
+    write_json_atomic(out_dir / RunFile.LIFT, summary)
     return LiftResult(summary, out_dir)
 
 
@@ -185,7 +180,7 @@ async def _report_and_repair(stage: _Stage, fixture: _Fixture) -> None:
 
 async def _ux_report(stage: _Stage, judge: UxJudge, options: UxJudgeOptions, bundle: EvidenceBundle) -> UxReport:
     key = ux_report_key(bundle.manifest.evidence_key, options, judge.version)
-    path = stage.run_dir / REPORTS_DIR / f"{key}.json"
+    path = stage.run_dir / RunFile.UX_REPORTS / f"{key}.json"
     if path.exists():
         return UxReport.model_validate_json(path.read_bytes())
     async with stage.slots:
@@ -200,7 +195,7 @@ async def _repair(stage: _Stage, fixture: _Fixture) -> str:
     assert fixture.report is not None  # reported first
     files = bundle_sources(fixture.bundle)
     key = repair_key(fixture.report.report_key, files_digest(files), stage.options.repairer, stage.repairer.version)
-    path = stage.run_dir / REPAIRS_DIR / f"{key}.md"
+    path = stage.run_dir / RunFile.REPAIRS / f"{key}.md"
     if path.exists():
         return key
     query = Query.model_validate(fixture.bundle.json(BundleFile.QUERY))
@@ -217,11 +212,12 @@ async def _run_repaired(stage: _Stage, directory: RunDirectory, fixtures: list[_
 
     Returns each (query, repaired candidate)'s outcome; ``None`` for a run the budget deferred.
     """
-    spec = SweepSpec.model_validate(json.loads((stage.run_dir / "sweep.json").read_text(encoding="utf-8"))["spec"])
+    spec = read_sweep_record(stage.run_dir).spec
     candidates: list[Candidate] = []
     for candidate in sorted({f.outcome.candidate_id for f in fixtures}):
         mine = [f for f in fixtures if f.outcome.candidate_id == candidate]
-        answers = {f.outcome.query_id: (stage.run_dir / REPAIRS_DIR / f"{f.answer_key}.md").read_bytes() for f in mine}
+        repairs = stage.run_dir / RunFile.REPAIRS
+        answers = {f.outcome.query_id: (repairs / f"{f.answer_key}.md").read_bytes() for f in mine}
         # The folder is named by the answers' bytes: a replayed answer's run key covers its path, not its bytes,
         # so a repair that changed must not reuse the run of the old one. (A candidate's apps share one folder:
         # when one more of them is repaired, the others run again too.)
@@ -298,8 +294,7 @@ def _label(plugin: UxJudge | Repairer, options: UxJudgeOptions | RepairOptions) 
 
 
 def _absolute_judge(run_dir: Path) -> str:
-    spec = json.loads((run_dir / "sweep.json").read_text(encoding="utf-8"))["spec"]
-    judge = SweepSpec.model_validate(spec).judge_panel[0]
+    judge = read_sweep_record(run_dir).spec.judge_panel[0]
     return judge.name + (f" ({judge.options.get('model')})" if judge.options.get("model") else "")
 
 

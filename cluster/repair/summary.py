@@ -16,11 +16,8 @@ from rich.markup import escape
 from rich.table import Table
 
 from cluster.reduce import statistics as st
+from cluster.store.layout import RunFile
 from evaluator import UxDimension
-
-LIFT_DIR = "repair-lift"
-"""Under a run directory: one folder per measured judge, with its ``lift.json``."""
-LIFT_FILE = "lift.json"
 
 LIFT_DIMENSIONS: tuple[str, ...] = (*(d.value for d in UxDimension), "functional", "aesthetic")
 """What a lift is measured on, in the report's order."""
@@ -138,7 +135,7 @@ def _interval(values: Sequence[float], seed: int) -> Interval:
 def read_lifts(run_dir: Path) -> list[RepairLiftSummary]:
     """Every repair-lift summary written into ``run_dir`` (one per judge), skipping files of another format."""
     found = []
-    for path in sorted((run_dir / LIFT_DIR).glob(f"*/{LIFT_FILE}")):
+    for path in sorted((run_dir / RunFile.REPAIR_LIFT).glob(f"*/{RunFile.LIFT}")):
         try:
             found.append(RepairLiftSummary.model_validate_json(path.read_bytes()))
         except (OSError, ValidationError):

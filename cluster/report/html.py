@@ -42,7 +42,7 @@ from cluster.reduce.records import (
 )
 from cluster.repair.summary import LIFT_DIMENSIONS, DimensionLift, FixtureLift, RepairLiftSummary, read_lifts
 from cluster.repair.summary import Interval as LiftInterval
-from evaluator import EvidenceManifest, EvidenceRef, FailureAttribution, UxDimension, Verdict
+from evaluator import EvidenceManifest, EvidenceRef, FailureAttribution, StagePaths, UxDimension, Verdict
 from evaluator.agents import StepRecord
 from evaluator.evidence import PREVIEW_ROUNDS, BundleFile
 from evaluator.preview import DEFAULT_CHECKS, PREVIEW_GUIDE
@@ -965,7 +965,7 @@ def _run_page(run_dir: Path, row: RunRow, page_dir: Path) -> str:
     notes: list[str] = []
     bundle: _Bundle | None = None
     if row.evidence_key:
-        root = (run_dir / "evidence" / row.evidence_key).resolve()
+        root = StagePaths(run_dir).evidence(row.evidence_key).resolve()
         if not _SAFE_NAME.match(row.evidence_key) or not root.is_relative_to(run_dir):
             notes.append(f"evidence key {row.evidence_key!r} is not a plain name; not followed")
         elif not root.is_dir():
@@ -1035,7 +1035,7 @@ def _load_verdict(run_dir: Path, row: RunRow, notes: list[str]) -> Verdict | Non
     if not _SAFE_NAME.match(row.verdict_key):
         notes.append(f"verdict key {row.verdict_key!r} is not a plain name; not followed")
         return None
-    path = run_dir / "verdicts" / f"{row.verdict_key}.json"
+    path = StagePaths(run_dir).verdict(row.verdict_key)
     try:
         return Verdict.model_validate_json(path.read_bytes())
     except FileNotFoundError:

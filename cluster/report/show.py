@@ -11,7 +11,7 @@ from rich.markup import escape
 from rich.panel import Panel
 from rich.table import Table
 
-from evaluator import EvidenceError, Outcome, Verdict
+from evaluator import EvidenceError, Outcome, StagePaths, Verdict
 from evaluator.evidence import BundleFile, read_manifest
 
 
@@ -27,7 +27,7 @@ def run_panel(run_dir: Path, outcome: Outcome) -> RenderableType:
     if outcome.reason.detail:
         header.add_row("reason", escape(outcome.reason.detail[:400]))
     parts: list[RenderableType] = [header]
-    bundle = run_dir / "evidence" / outcome.evidence_key if outcome.evidence_key else None
+    bundle = StagePaths(run_dir).evidence(outcome.evidence_key) if outcome.evidence_key else None
     if bundle is not None:
         query = _json(bundle / BundleFile.QUERY) or {}
         header.add_row("brief", escape(str(query.get("brief", ""))))
@@ -44,7 +44,7 @@ def run_panel(run_dir: Path, outcome: Outcome) -> RenderableType:
             header.add_row("evidence", f"[bold]incomplete[/]: the app's {cut.failure.value} during "
                                        f"{escape(cut.phase)} after {cut.steps} step(s){escape(last)}")
     if outcome.verdict_key:
-        verdict = Verdict.model_validate_json((run_dir / "verdicts" / f"{outcome.verdict_key}.json").read_text())
+        verdict = Verdict.model_validate_json(StagePaths(run_dir).verdict(outcome.verdict_key).read_text())
         header.add_row("scores", f"functional {verdict.functional:.1f} / 8, aesthetic {verdict.aesthetic:.1f} / 8")
         header.add_row("judge", escape(verdict.label))
         parts.append(_attributions(verdict))

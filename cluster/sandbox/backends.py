@@ -61,8 +61,9 @@ class SandboxBackend(Protocol):
         """One line on what the sandbox guarantees, for ``evalgrid run``."""
         ...
 
-    def open(self, playwright: Playwright, *, image: str, limits: SandboxLimits) -> SandboxSession:
-        """A session in a fresh sandbox of this kind (started on its first :meth:`SandboxSession.browser`)."""
+    def open(self, playwright: Playwright, *, image: str, limits: SandboxLimits) -> SandboxSession | None:
+        """A session in a fresh sandbox of this kind (started on its first :meth:`SandboxSession.browser`); None
+        for a backend that runs nothing."""
         ...
 
     async def collect_garbage(self, *, everything: bool = False) -> list[str]:
@@ -204,4 +205,24 @@ class LocalBackend:
 
     async def collect_garbage(self, *, everything: bool = False) -> list[str]:
         """Nothing: a local browser ends with its worker's process."""
+        return []
+
+
+@sandbox_backends.register("noop")
+class NoopBackend:
+    """No sandbox and no browser: every run is recorded as not evaluated. It measures the scheduler alone."""
+
+    unit = "sandbox"
+    driver_collects = False
+
+    def describe(self, box: SandboxSpec) -> str:
+        """A warning: nothing is evaluated."""
+        return "[yellow]sandbox: noop — no app is run or judged; every run ends as an infra_error.[/]"
+
+    def open(self, playwright: Playwright, *, image: str, limits: SandboxLimits) -> SandboxSession | None:
+        """None: there is nothing to run apps in."""
+        return None
+
+    async def collect_garbage(self, *, everything: bool = False) -> list[str]:
+        """Nothing to collect."""
         return []

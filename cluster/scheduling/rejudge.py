@@ -9,7 +9,6 @@ written to ``rejudged/<judge>/``. The sweep's own outcomes are left as they are.
 from __future__ import annotations
 
 import asyncio
-import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,7 +16,8 @@ from pathlib import Path
 from cluster.reduce.leaderboard import Leaderboard, build_leaderboard, leaderboard_markdown
 from cluster.reduce.reducer import open_run_directory
 from cluster.scheduling.judge_pool import resolve_pools_outside_ray
-from cluster.sweep.spec import SweepSpec
+from cluster.store.layout import RunFile
+from cluster.sweep.spec import read_sweep_record
 from evaluator import (
     BudgetExhaustedError,
     ConfigError,
@@ -91,7 +91,7 @@ async def rejudge(run_dir: Path, judge: JudgeConfig, *, endpoints: dict[str, End
                        if o.run_key in rescored or o.status is not OutcomeStatus.JUDGED]
     result.leaderboard = build_leaderboard(directory.name, directory.candidates, result.outcomes,
                                            sample_reduce=directory.sample_reduce)
-    result.out_dir = run_dir / "rejudged" / judge_dir_name(judge, result.judge_version)
+    result.out_dir = run_dir / RunFile.REJUDGED / judge_dir_name(judge, result.judge_version)
     _write_rejudged(result, judge)
     return result
 
@@ -144,20 +144,19 @@ def _write_rejudged(result: RejudgeResult, judge: JudgeConfig) -> None:
     out, board = result.out_dir, result.leaderboard
     assert out is not None and board is not None
     out.mkdir(parents=True, exist_ok=True)
-    write_json_atomic(out / "leaderboard.json", board)
-    (out / "leaderboard.md").write_text(leaderboard_markdown(board), encoding="utf-8")
+    write_json_atomic(out / RunFile.LEADERBOARD, board)
+    (out / RunFile.LEADERBOARD_MD).write_text(leaderboard_markdown(board), encoding="utf-8")
     write_json_atomic(out / "judge.json", {"judge": judge.model_dump(mode="json"), "version": result.judge_version,
                                            "failed": result.failed, "fell_back": result.fell_back,
                                            "deferred": result.deferred})
-    with (out / "outcomes.jsonl").open("w", encoding="utf-8") as handle:
+    with (out / RunFile.REJUDGED_OUTCOMES).open("w", encoding="utf-8") as handle:
         for outcome in result.outcomes:
             handle.write(outcome.model_dump_json() + "\n")
 
 
 def sweep_endpoints(run_dir: Path) -> dict[str, Endpoint]:
     """The endpoints of the sweep recorded in ``run_dir`` (the default of every stage that runs on its evidence)."""
-    saved = json.loads((run_dir / "sweep.json").read_text(encoding="utf-8"))
-    return dict(SweepSpec.model_validate(saved["spec"]).endpoints)
+    return dict(read_sweep_record(run_dir).spec.endpoints)
 
 
 def parse_judge(name: str, options: list[str]) -> JudgeConfig:

@@ -25,10 +25,11 @@ from cluster.sandbox.backends import sandbox_backends
 from cluster.sandbox.container import SandboxLimits
 from cluster.scheduling.ray_grid import RayOptions, RayScheduler
 from cluster.scheduling.worker import RunWorker, WorkerHealth, WorkerSettings
+from cluster.store.layout import RunFile
 from cluster.store.object_store import StoreSettings
-from cluster.store.outcomes import RESULTS_FILE, OutcomeStore, open_outcomes
+from cluster.store.outcomes import OutcomeStore, open_outcomes
 from cluster.sweep.inputs import InputsRef
-from cluster.sweep.spec import PLAN_FILE, RecordedPlan, Sweep
+from cluster.sweep.spec import RecordedPlan, Sweep, SweepRecord
 from evaluator import (
     ConfigError,
     DiskBudgetError,
@@ -228,8 +229,8 @@ async def run_sweep(sweep: Sweep, run_dir: Path, *, grid: GridOptions = GridOpti
     backend = sandbox_backends.create(settings.backend)
     removed = await backend.collect_garbage() if backend.driver_collects else []
     async with open_outcomes(run_dir, store) as recorded:
-        write_json_atomic(run_dir / "sweep.json", {"path": str(sweep.path), "spec": sweep.spec.model_dump(mode="json")})
-        await recorded.publish("sweep.json")
+        write_json_atomic(run_dir / RunFile.SWEEP, SweepRecord(path=str(sweep.path), spec=sweep.spec))
+        await recorded.publish(RunFile.SWEEP)
         redone = {flight.run_key for flight in recorded.in_flight()}
         finished, outcomes, total = await _resume(sweep, run_dir, recorded)
         skipped = len(outcomes)
@@ -249,9 +250,9 @@ async def run_sweep(sweep: Sweep, run_dir: Path, *, grid: GridOptions = GridOpti
         _write_deferred(run_dir, sweep, cap, recorder.deferred)
         board = build_leaderboard(sweep.spec.name, [c.id for c in sweep.spec.candidates], outcomes.values(),
                                   sample_reduce=sweep.spec.sample_reduce)
-        write_json_atomic(run_dir / "leaderboard.json", board)
-        (run_dir / "leaderboard.md").write_text(leaderboard_markdown(board), encoding="utf-8")
-        await recorded.publish(RESULTS_FILE, "leaderboard.json", "leaderboard.md", "deferred.json")
+        write_json_atomic(run_dir / RunFile.LEADERBOARD, board)
+        (run_dir / RunFile.LEADERBOARD_MD).write_text(leaderboard_markdown(board), encoding="utf-8")
+        await recorded.publish(RunFile.RESULTS, RunFile.LEADERBOARD, RunFile.LEADERBOARD_MD, RunFile.DEFERRED)
         torn_lines = recorded.torn_lines
     # Pairs are judged on bundles this machine holds; an object-store run's bundles live in the store.
     pairwise = await _compare(sweep, run_dir, cap) if sweep.spec.pairwise is not None and store is None else None
@@ -284,9 +285,9 @@ async def _resume(sweep: Sweep, run_dir: Path, recorded: OutcomeStore
             if found is not None:
                 outcomes[spec.run_key] = found
     # Reduction reads the plan, never the sweep file, which may change.
-    write_json_atomic(run_dir / PLAN_FILE, RecordedPlan(spec=sweep.spec, run_keys=planned, queries=sweep.queries),
+    write_json_atomic(run_dir / RunFile.PLAN, RecordedPlan(spec=sweep.spec, run_keys=planned, queries=sweep.queries),
                       indent=None)
-    await recorded.publish(PLAN_FILE)
+    await recorded.publish(RunFile.PLAN)
     return finished, outcomes, len(planned)
 
 
@@ -356,7 +357,7 @@ class _DiskBudget:
     def __init__(self, gib: float, run_dir: Path) -> None:
         self._limit, self._gib = int(gib * 2**30), gib
         self._paths = StagePaths(run_dir)
-        evidence = run_dir / "evidence"
+        evidence = run_dir / StagePaths.EVIDENCE
         self._counted = {bundle.name for bundle in evidence.iterdir()} if evidence.is_dir() else set()
         self.used = sum(_size(evidence / name) for name in self._counted)
 
@@ -379,7 +380,7 @@ def _size(path: Path) -> int:
 
 
 def _write_deferred(run_dir: Path, sweep: Sweep, cap: SpendingCap | None, deferred: list[Outcome]) -> None:
-    write_json_atomic(run_dir / "deferred.json", {
+    write_json_atomic(run_dir / RunFile.DEFERRED, {
         "reason": "the sweep's budget (budget_usd) was reached; raise it and re-run the same command",
         "budget_usd": sweep.spec.budget_usd, "spent_usd": round(cap.spent_usd, 6) if cap else None,
         "runs": [{"run_key": o.run_key, "candidate_id": o.candidate_id, "query_id": o.query_id,

@@ -80,8 +80,8 @@ class WorkerSettings:
 
     run_dir: str
     backend: str = "docker"
-    """A name in :data:`~cluster.sandbox.backends.sandbox_backends` (``docker``, ``kubernetes``; ``local``:
-    loopback, NOT a sandbox), or ``noop`` (measures the scheduler only)."""
+    """A name in :data:`~cluster.sandbox.backends.sandbox_backends`: ``docker``, ``kubernetes``; ``local``
+    (loopback, NOT a sandbox); ``noop`` (nothing evaluated: measures the scheduler only)."""
     run_timeout_s: float = 180.0
     """A run's limit, from the moment its answer is ready (evidence and judging)."""
     generation_timeout_s: float = 1800.0
@@ -131,16 +131,16 @@ class RunWorker:
 
         Raises :class:`WorkerStartError` (with what went wrong) and leaves nothing running.
         """
-        if self.settings.backend == "noop":
-            return
+        kind = sandbox_backends.create(self.settings.backend)
         try:
             if self.settings.inputs is not None:
                 await asyncio.to_thread(fetch_inputs, self.settings.inputs)
             self._playwright = await async_playwright().start()
-            kind = sandbox_backends.create(self.settings.backend)
             # A worker restarted after its process was killed finds its predecessor's sandbox here.
             await kind.collect_garbage()
             self._backend = kind.open(self._playwright, image=self.settings.image, limits=self.settings.limits)
+            if self._backend is None:
+                return  # nothing runs apps: each run is recorded as not evaluated
             contexts = await self._contexts_on(await self._backend.browser())
             # The first run starts as warm as the others, and a browser that cannot make a context fails here.
             await contexts.ready()

@@ -30,10 +30,8 @@ from pathlib import Path
 from types import TracebackType
 from typing import Final
 
+from cluster.store.layout import RunFile
 from evaluator import ConfigError, Outcome, OutcomeStatus, utc_now
-
-LEDGER_FILE: Final = "ledger.sqlite"
-"""File name of the ledger inside a run directory."""
 
 SCHEMA_VERSION: Final = 1
 """Ledger schema version this evalgrid writes and reads (stored in ``PRAGMA user_version``)."""
@@ -130,7 +128,7 @@ class Ledger:
     @classmethod
     def for_run_dir(cls, run_dir: Path) -> Ledger:
         """The ledger of a run directory: ``<run_dir>/ledger.sqlite``."""
-        return cls(run_dir / LEDGER_FILE)
+        return cls(run_dir / RunFile.LEDGER)
 
     def _setup(self) -> None:
         db = self._db

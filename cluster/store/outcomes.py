@@ -21,16 +21,15 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
+from cluster.store.layout import RunFile
 from cluster.store.ledger import InFlight, Ledger
 from cluster.store.results_log import ResultsLog
-from evaluator import Outcome
+from evaluator import Outcome, StagePaths
 
 if TYPE_CHECKING:
     from cluster.store.object_store import StoreSettings
     from cluster.store.remote import RunStore
 
-RESULTS_FILE = "results.jsonl"
-"""The run directory's outcome log."""
 
 
 class OutcomeStore(Protocol):
@@ -80,7 +79,7 @@ class LocalOutcomes:
     def __init__(self, run_dir: Path) -> None:
         self.run_dir = run_dir
         run_dir.mkdir(parents=True, exist_ok=True)
-        self._log = ResultsLog(run_dir / RESULTS_FILE)
+        self._log = ResultsLog(run_dir / RunFile.RESULTS)
         self._log.path.touch(exist_ok=True)  # `evalgrid status` works from the first second of a sweep
         self._ledger = Ledger.for_run_dir(run_dir)
 
@@ -192,5 +191,5 @@ async def open_outcomes(run_dir: Path, store: StoreSettings | None = None) -> As
 
 
 def _stage_location(stage: str, key: str) -> str:
-    return {"artifact": f"artifacts/{key}.json", "evidence": f"evidence/{key}",
-            "verdict": f"verdicts/{key}.json"}[stage]
+    return {"artifact": f"{StagePaths.ARTIFACTS}/{key}.json", "evidence": f"{StagePaths.EVIDENCE}/{key}",
+            "verdict": f"{StagePaths.VERDICTS}/{key}.json"}[stage]

@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
+from cluster.store.layout import RunFile
 from cluster.store.ledger import Ledger
 from cluster.store.object_store import S3Store
 from evaluator import EvidenceError, EvidenceManifest, Outcome, StagePaths, StoreError, sha256_bytes, write_json_atomic
@@ -54,18 +55,18 @@ class RunStore:
         Raises :class:`StoreError` when the store refuses; the run's stages stay local for a retry.
         """
         if outcome.artifact_key and paths.artifact(outcome.artifact_key).is_file():
-            self._put_small(f"artifacts/{outcome.artifact_key}.json", paths.artifact(outcome.artifact_key))
+            self._put_small(f"{StagePaths.ARTIFACTS}/{outcome.artifact_key}.json", paths.artifact(outcome.artifact_key))
         if outcome.evidence_key and read_manifest(paths.evidence(outcome.evidence_key)) is not None:
             self.publish_bundle(paths.evidence(outcome.evidence_key), outcome.evidence_key)
         if outcome.verdict_key:
-            self._put_small(f"verdicts/{outcome.verdict_key}.json", paths.verdict(outcome.verdict_key))
+            self._put_small(f"{StagePaths.VERDICTS}/{outcome.verdict_key}.json", paths.verdict(outcome.verdict_key))
 
     def publish_bundle(self, bundle_dir: Path, evidence_key: str) -> EvidenceManifest:
         """Upload a committed local bundle: its files as blobs, checked, then its manifest last."""
         manifest = read_manifest(bundle_dir)
         if manifest is None:
             raise EvidenceError(f"{bundle_dir} is not a committed evidence bundle; it cannot be published")
-        manifest_rel = f"evidence/{evidence_key}/{MANIFEST}"
+        manifest_rel = f"{StagePaths.EVIDENCE}/{evidence_key}/{MANIFEST}"
         if self.store.size(manifest_rel) is not None:
             return manifest  # published before (bundles are immutable: the key is their content)
         for entry in manifest.files:
@@ -88,14 +89,14 @@ class RunStore:
 
     def put_outcome(self, outcome: Outcome) -> None:
         """Record a run's outcome in the store (after its stages were published)."""
-        self.store.put_bytes(f"outcomes/{outcome.run_key}.json", outcome.model_dump_json().encode(),
+        self.store.put_bytes(f"{RunFile.OUTCOMES}/{outcome.run_key}.json", outcome.model_dump_json().encode(),
                              content_type="application/json")
 
     def outcome_keys(self) -> Iterator[str]:
         """Run keys of every outcome in the store."""
-        for name in self.store.list("outcomes/"):
+        for name in self.store.list(f"{RunFile.OUTCOMES}/"):
             if name.endswith(".json"):
-                yield name.removeprefix("outcomes/").removesuffix(".json")
+                yield name.removeprefix(f"{RunFile.OUTCOMES}/").removesuffix(".json")
 
     def rebuild_ledger(self, ledger: Ledger) -> int:
         """Import into ``ledger`` every stored outcome it lacks; returns how many were imported.
@@ -106,7 +107,7 @@ class RunStore:
         missing = [key for key in self.outcome_keys() if key not in known]
         outcomes = []
         for key in missing:
-            data = self.store.get_bytes(f"outcomes/{key}.json")
+            data = self.store.get_bytes(f"{RunFile.OUTCOMES}/{key}.json")
             if data is not None:
                 outcomes.append(Outcome.model_validate_json(data))
         return ledger.import_outcomes(outcomes)
@@ -119,7 +120,7 @@ class RunStore:
 
     def bundle_manifest(self, evidence_key: str) -> EvidenceManifest | None:
         """The stored bundle's manifest, or ``None`` when the bundle is not (completely) in the store."""
-        data = self.store.get_bytes(f"evidence/{evidence_key}/{MANIFEST}")
+        data = self.store.get_bytes(f"{StagePaths.EVIDENCE}/{evidence_key}/{MANIFEST}")
         return None if data is None else EvidenceManifest.model_validate_json(data)
 
     def fetch_bundle(self, evidence_key: str, dest: Path) -> EvidenceManifest:

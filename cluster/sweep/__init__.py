@@ -13,14 +13,13 @@ from evaluator import lazy_exports
 
 if TYPE_CHECKING:
     from cluster.sweep.inputs import InputsRef, fetch_inputs, pack_inputs, resolve_inputs, unpack_inputs, upload_inputs
-    from cluster.sweep.spec import PLAN_FILE, RecordedPlan, SandboxSpec, Sweep, SweepSpec, load_sweep
+    from cluster.sweep.spec import RecordedPlan, SandboxSpec, Sweep, SweepSpec, load_sweep
 
 _WHERE = {
     "SweepSpec": "cluster.sweep.spec",
     "SandboxSpec": "cluster.sweep.spec",
     "Sweep": "cluster.sweep.spec",
     "RecordedPlan": "cluster.sweep.spec",
-    "PLAN_FILE": "cluster.sweep.spec",
     "load_sweep": "cluster.sweep.spec",
     "InputsRef": "cluster.sweep.inputs",
     "pack_inputs": "cluster.sweep.inputs",
@@ -32,7 +31,6 @@ _WHERE = {
 
 __all__ = [
     "InputsRef",
-    "PLAN_FILE",
     "RecordedPlan",
     "SandboxSpec",
     "Sweep",

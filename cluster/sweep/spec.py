@@ -13,6 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from cluster.pairwise.pairs import check_selection
 from cluster.sandbox.backends import sandbox_backends
+from cluster.store.layout import RunFile
 from evaluator import (
     AgentConfig,
     Candidate,
@@ -203,8 +204,6 @@ class SweepSpec(BaseModel):
         return list(self.judges) if self.judges else [self.judge]
 
 
-PLAN_FILE = "plan.json"
-"""Where a run directory records its current plan."""
 
 
 class RecordedPlan(BaseModel):
@@ -221,6 +220,27 @@ class RecordedPlan(BaseModel):
     """The sweep as this invocation ran it (``sweep.json`` is written earlier, and may be a newer one's)."""
     run_keys: list[str]
     queries: list[Query]
+
+
+class SweepRecord(BaseModel):
+    """What a run directory's ``sweep.json`` holds: where the sweep file was, and its spec as last run."""
+
+    model_config = ConfigDict(extra="forbid")
+    path: str
+    spec: SweepSpec
+
+
+def read_sweep_record(run_dir: Path) -> SweepRecord:
+    """The sweep recorded in ``run_dir``; a :class:`ConfigError` saying what to do when there is none or it cannot
+    be read."""
+    path = run_dir / RunFile.SWEEP
+    try:
+        return SweepRecord.model_validate_json(path.read_bytes())
+    except FileNotFoundError:
+        raise ConfigError(f"{run_dir} has no {RunFile.SWEEP}; is it a run directory made by `evalgrid run`?") from None
+    except (OSError, ValidationError) as exc:
+        raise ConfigError(f"{path} is not a sweep record this evalgrid can read ({str(exc)[:300]}); re-run the sweep "
+                          "into this run directory to record it again") from None
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,8 @@ from pathlib import Path
 
 import yaml
 
-from cluster.sweep.spec import PLAN_FILE, RecordedPlan, load_sweep
+from cluster.store.layout import RunFile
+from cluster.sweep.spec import RecordedPlan, load_sweep
 from evaluator.models import Outcome, OutcomeReason, OutcomeStatus, ReasonCode
 
 CATEGORIES = ["dead_control", "error_on_action", "mobile_overflow", "low_contrast", "console_error", "broken_image"]
@@ -48,7 +49,7 @@ def build(root: Path, candidates: int, queries: int, seed: int = 0, *, plan: boo
     (run_dir / "sweep.json").write_text(json.dumps({"path": str(root / "sweep.yaml"),
                                                     "spec": sweep.spec.model_dump(mode="json")}))
     if plan:
-        (run_dir / PLAN_FILE).write_text(RecordedPlan(spec=sweep.spec, run_keys=[r.run_key for r in sweep.plan()],
+        (run_dir / RunFile.PLAN).write_text(RecordedPlan(spec=sweep.spec, run_keys=[r.run_key for r in sweep.plan()],
                                                       queries=sweep.queries).model_dump_json())
     with (run_dir / "results.jsonl").open("w", encoding="utf-8") as log:
         for i, spec in enumerate(sweep.plan()):

@@ -71,7 +71,8 @@ from evaluator.browser.context_pool import ContextPool  # noqa: E402
 from evaluator.browser.serve import serve_directory  # noqa: E402
 from evaluator.judges import create_judge  # noqa: E402
 from evaluator.models import AgentConfig, Candidate, JudgeConfig, Query, QuerySet, Stack, Verdict  # noqa: E402
-from evaluator.run import StagePaths, execute_run, make_run_spec  # noqa: E402
+from evaluator.run import execute_run, make_run_spec  # noqa: E402
+from evaluator.stages import StagePaths  # noqa: E402
 from tests.benchmarks.bench_static_perception import artifactsbench_capture  # noqa: E402
 from tests.benchmarks.step_account import accounted, print_account, run_account, without_screencast  # noqa: E402
 

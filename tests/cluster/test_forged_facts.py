@@ -24,7 +24,8 @@ from cluster.scheduling.runner import GridOptions, run_sweep
 from evaluator.evidence.bundle import read_manifest
 from evaluator.llm.client import ModelAccess
 from evaluator.models import JudgeConfig, Outcome, OutcomeStatus, ReasonCode
-from evaluator.run import StagePaths, judge_or_fall_back
+from evaluator.run import judge_or_fall_back
+from evaluator.stages import StagePaths
 from tests.support import APPS, write_sweep
 
 pytestmark = pytest.mark.browser

@@ -43,7 +43,8 @@ from evaluator.models import (
     RunSpec,
     Verdict,
 )
-from evaluator.run import StagePaths, execute_run, make_run_spec
+from evaluator.run import execute_run, make_run_spec
+from evaluator.stages import StagePaths
 from tests.support import with_browser
 
 pytestmark = pytest.mark.browser

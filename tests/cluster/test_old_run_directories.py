@@ -12,7 +12,8 @@ import pytest
 from cluster.cli import main
 from cluster.reduce.leaderboard import build_leaderboard
 from cluster.reduce.reducer import open_run_directory
-from cluster.sweep.spec import PLAN_FILE, RecordedPlan, Sweep
+from cluster.store.layout import RunFile
+from cluster.sweep.spec import RecordedPlan, Sweep
 from evaluator.keys import COLLECTOR_VERSION
 from tests.support import FIXTURES
 
@@ -43,7 +44,7 @@ PLANNED_TODAY = ["run-31177d6d3e6160d726a849ae", "run-dea56818b39fba9ed82a2d1c",
 
 
 def _replanned() -> tuple[list[str], list[str]]:
-    plan = RecordedPlan.model_validate_json((PRE_LAYOUT / PLAN_FILE).read_text(encoding="utf-8"))
+    plan = RecordedPlan.model_validate_json((PRE_LAYOUT / RunFile.PLAN).read_text(encoding="utf-8"))
     return [run.run_key for run in Sweep(plan.spec, PRE_LAYOUT / "sweep.yaml", plan.queries).plan()], plan.run_keys
 
 

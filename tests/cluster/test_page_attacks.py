@@ -26,7 +26,7 @@ import pytest
 from cluster.scheduling.runner import GridOptions, run_sweep
 from evaluator.evidence.bundle import BundleFile, read_manifest
 from evaluator.models import Outcome, OutcomeStatus, ReasonCode
-from evaluator.run import StagePaths
+from evaluator.stages import StagePaths
 from tests.support import APPS, write_sweep
 
 pytestmark = pytest.mark.browser

@@ -10,8 +10,6 @@ import pytest
 from playwright.async_api import Browser, Page
 
 from cluster.pairwise.summary import (
-    PAIRWISE_DIR,
-    SUMMARY_FILE,
     DimensionSummary,
     HumanComparison,
     OrderEffects,
@@ -21,9 +19,10 @@ from cluster.pairwise.summary import (
     read_summaries,
 )
 from cluster.reduce.records import CandidateSummary, Interval, Pairwise, Rating, Reduction, RunRow
-from cluster.repair.summary import LIFT_DIR, LIFT_FILE, DimensionLift, FixtureLift, RepairLiftSummary, read_lifts
+from cluster.repair.summary import DimensionLift, FixtureLift, RepairLiftSummary, read_lifts
 from cluster.repair.summary import Interval as LiftInterval
 from cluster.report.html import COMPARE_COMMAND, LIFT_COMMAND, write_report
+from cluster.store.layout import RunFile
 from tests.cluster.test_report import XSS, _assert_links_resolve
 from tests.support import with_browser
 
@@ -126,21 +125,21 @@ def _put(run_dir: Path, folder: str, slug: str, name: str, text: str) -> None:
 
 def _garbage(run_dir: Path) -> None:
     """Files of another format where the summaries go: broken JSON and a record of another shape."""
-    _put(run_dir, PAIRWISE_DIR, "broken", SUMMARY_FILE, '{"version": 1, "judge": ')
-    _put(run_dir, PAIRWISE_DIR, "other", SUMMARY_FILE, '{"version": 2, "format": "something else"}')
-    _put(run_dir, LIFT_DIR, "broken", LIFT_FILE, "\x00not json at all")
+    _put(run_dir, RunFile.PAIRWISE, "broken", RunFile.PAIRWISE_SUMMARY, '{"version": 1, "judge": ')
+    _put(run_dir, RunFile.PAIRWISE, "other", RunFile.PAIRWISE_SUMMARY, '{"version": 2, "format": "something else"}')
+    _put(run_dir, RunFile.REPAIR_LIFT, "broken", RunFile.LIFT, "\x00not json at all")
 
 
 @pytest.fixture(scope="module")
 def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A report with two pairwise judges (one hostile), two repair lifts (one hostile) and garbage beside them."""
     run_dir = tmp_path_factory.mktemp("pairwise") / "run"
-    _put(run_dir, PAIRWISE_DIR, "heuristic", SUMMARY_FILE,
+    _put(run_dir, RunFile.PAIRWISE, "heuristic", RunFile.PAIRWISE_SUMMARY,
          _pairwise_summary(JUDGE, known=True, human=True).model_dump_json())
-    _put(run_dir, PAIRWISE_DIR, "hostile", SUMMARY_FILE,
+    _put(run_dir, RunFile.PAIRWISE, "hostile", RunFile.PAIRWISE_SUMMARY,
          _pairwise_summary(HOSTILE, known=False, human=False).model_dump_json())
-    _put(run_dir, LIFT_DIR, "gpt", LIFT_FILE, _lift_summary(LIFT_JUDGE, 0.75).model_dump_json())
-    _put(run_dir, LIFT_DIR, "hostile", LIFT_FILE, _lift_summary(HOSTILE, 0.25).model_dump_json())
+    _put(run_dir, RunFile.REPAIR_LIFT, "gpt", RunFile.LIFT, _lift_summary(LIFT_JUDGE, 0.75).model_dump_json())
+    _put(run_dir, RunFile.REPAIR_LIFT, "hostile", RunFile.LIFT, _lift_summary(HOSTILE, 0.25).model_dump_json())
     _garbage(run_dir)
     reduction, runs = _reduction()
     return write_report(run_dir, reduction, runs, run_dir / "report")

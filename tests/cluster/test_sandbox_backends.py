@@ -15,7 +15,7 @@ pytestmark = pytest.mark.pure
 
 
 def test_the_built_in_backends_are_registered_and_a_typo_gets_a_hint() -> None:
-    assert sandbox_backends.names() == ["docker", "kubernetes", "local"]
+    assert sandbox_backends.names() == ["docker", "kubernetes", "local", "noop"]
     with pytest.raises(RegistryError, match="Did you mean 'kubernetes'"):
         sandbox_backends.create("kubernets")
     with pytest.raises(ValueError, match="unknown sandbox backend 'dockr'. Did you mean 'docker'"):

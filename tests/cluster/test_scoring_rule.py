@@ -13,8 +13,9 @@ import pytest
 from cluster.reduce.leaderboard import build_leaderboard
 from cluster.reduce.reducer import open_run_directory, reduce_run_dir
 from cluster.reduce.scoring import cell_score
+from cluster.store.layout import RunFile
 from cluster.store.results_log import ResultsLog
-from cluster.sweep.spec import PLAN_FILE, RecordedPlan
+from cluster.sweep.spec import RecordedPlan
 from evaluator.models import Outcome, OutcomeReason, OutcomeStatus, ReasonCode
 from tests.benchmarks.bench_reducer import build
 
@@ -27,7 +28,7 @@ def sampled(tmp_path_factory: pytest.TempPathFactory) -> Path:
     build(root, candidates=3, queries=40, seed=5)
     run = root / "run"
     rng = random.Random(11)
-    plan = RecordedPlan.model_validate_json((run / PLAN_FILE).read_bytes())
+    plan = RecordedPlan.model_validate_json((run / RunFile.PLAN).read_bytes())
     more = []
     for outcome in ResultsLog(run / "results.jsonl").load().values():
         if outcome.query_id < "q00020":
@@ -42,16 +43,16 @@ def sampled(tmp_path_factory: pytest.TempPathFactory) -> Path:
     with (run / "results.jsonl").open("a", encoding="utf-8") as log:
         log.writelines(o.model_dump_json() + "\n" for o in more)
     plan.run_keys += [o.run_key for o in more]
-    (run / PLAN_FILE).write_text(plan.model_dump_json())
+    (run / RunFile.PLAN).write_text(plan.model_dump_json())
     return run
 
 
 def _with_reduce(run: Path, tmp_path: Path, how: str) -> Path:
     copy = tmp_path / how
     shutil.copytree(run, copy)
-    saved = json.loads((copy / PLAN_FILE).read_text())
+    saved = json.loads((copy / RunFile.PLAN).read_text())
     saved["spec"]["sample_reduce"] = how
-    (copy / PLAN_FILE).write_text(json.dumps(saved))
+    (copy / RunFile.PLAN).write_text(json.dumps(saved))
     return copy
 
 

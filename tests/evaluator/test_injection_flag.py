@@ -14,7 +14,8 @@ from playwright.async_api import async_playwright
 from evaluator.browser.launch import launch_browser
 from evaluator.evidence.bundle import BundleFile
 from evaluator.models import AgentConfig, Candidate, JudgeConfig, Outcome, OutcomeStatus
-from evaluator.run import StagePaths, execute_run, make_run_spec
+from evaluator.run import execute_run, make_run_spec
+from evaluator.stages import StagePaths
 from tests.support import APPS, app_query
 
 pytestmark = pytest.mark.browser

@@ -30,7 +30,8 @@ from evaluator.models import (
     Query,
 )
 from evaluator.preview import AppPreviewer
-from evaluator.run import StagePaths, execute_run, make_run_spec
+from evaluator.run import execute_run, make_run_spec
+from evaluator.stages import StagePaths
 from tests.llm.scripted_server import Turn, scripted_server
 from tests.support import with_browser
 

@@ -36,7 +36,8 @@ from evaluator.models import (
     ReasonCode,
     Stack,
 )
-from evaluator.run import StagePaths, execute_run, make_run_spec
+from evaluator.run import execute_run, make_run_spec
+from evaluator.stages import StagePaths
 from tests.support import FIXTURES, app_query, require_docker
 
 pytestmark = [pytest.mark.browser, pytest.mark.docker]

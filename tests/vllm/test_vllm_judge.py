@@ -27,8 +27,9 @@ import ray
 import yaml
 
 from cluster.repair.lift import LiftOptions, repair_lift
-from cluster.repair.summary import LIFT_FILE, RepairLiftSummary
+from cluster.repair.summary import RepairLiftSummary
 from cluster.scheduling.judge_pool import NAMESPACE, JudgeServerSpec, pool_health, resolve_pools, start_pool, stop_pool
+from cluster.store.layout import RunFile
 from evaluator.answer.repair import RepairOptions
 from evaluator.evidence.bundle import EvidenceBundle
 from evaluator.evidence.collect import collect_evidence
@@ -111,7 +112,7 @@ def _repair_lift_through(endpoints: dict[str, Endpoint], run_dir: Path) -> None:
     started = time.monotonic()
     result = asyncio.run(repair_lift(run_dir, options, endpoints=endpoints))
     print(f"repair-lift through vLLM in {time.monotonic() - started:.1f} s: {result.summary.per_fixture}")
-    summary = RepairLiftSummary.model_validate_json((result.out_dir / LIFT_FILE).read_bytes())
+    summary = RepairLiftSummary.model_validate_json((result.out_dir / RunFile.LIFT).read_bytes())
     [fixture] = summary.per_fixture
     assert fixture.status in {"repaired", "report_failed", "evaluation_failed", "repair_failed", "not_assessable",
                               "run_failed"}
