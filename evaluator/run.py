@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import shutil
 import time
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -328,15 +329,13 @@ async def judge_stored_evidence(config: JudgeConfig, evidence_key: str, manifest
         return await judge_evidence(config, evidence_key, bundle_dir, paths, models)
     judge = create_judge(config)
     verdict_key = content_key("verdict", evidence_key, config, judge.version, policy_version())
-    verdict_path = paths.verdict(verdict_key)
-    if verdict_path.exists():
-        return Verdict.model_validate_json(verdict_path.read_text(encoding="utf-8"))
-    bundle = EvidenceBundle(bundle_dir, allow_incomplete=True)
-    verdict = score_app_failure(await judge(bundle, verdict_key=verdict_key, models=models), bundle,
-                                verdict_key=verdict_key)
-    verdict_path.parent.mkdir(parents=True, exist_ok=True)
-    write_json_atomic(verdict_path, verdict)
-    return verdict
+
+    async def scored() -> Verdict:
+        bundle = EvidenceBundle(bundle_dir, allow_incomplete=True)
+        return score_app_failure(await judge(bundle, verdict_key=verdict_key, models=models), bundle,
+                                 verdict_key=verdict_key)
+
+    return await _stored_or_made(paths.verdict(verdict_key), scored)
 
 
 async def judge_evidence(config: JudgeConfig, evidence_key: str, bundle_dir: Path, paths: StagePaths,
@@ -344,12 +343,20 @@ async def judge_evidence(config: JudgeConfig, evidence_key: str, bundle_dir: Pat
     """One judge's verdict on the evidence, stored under its key (and reused when stored)."""
     judge = create_judge(config)
     verdict_key = content_key("verdict", evidence_key, config, judge.version)
-    verdict_path = paths.verdict(verdict_key)
-    if verdict_path.exists():
-        return Verdict.model_validate_json(verdict_path.read_text(encoding="utf-8"))
-    verdict = await judge(EvidenceBundle(bundle_dir), verdict_key=verdict_key, models=models)
-    verdict_path.parent.mkdir(parents=True, exist_ok=True)
-    write_json_atomic(verdict_path, verdict)
+
+    async def judged() -> Verdict:
+        return await judge(EvidenceBundle(bundle_dir), verdict_key=verdict_key, models=models)
+
+    return await _stored_or_made(paths.verdict(verdict_key), judged)
+
+
+async def _stored_or_made(path: Path, make: Callable[[], Awaitable[Verdict]]) -> Verdict:
+    """The verdict stored at ``path``; else ``make``'s, stored there."""
+    if path.exists():
+        return Verdict.model_validate_json(path.read_text(encoding="utf-8"))
+    verdict = await make()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_json_atomic(path, verdict)
     return verdict
 
 

@@ -30,8 +30,8 @@ from cluster.pairwise.votes import read_votes
 from cluster.reduce.reducer import open_run_directory
 from cluster.reduce.scoring import candidate_means, run_scores
 from cluster.scheduling.judge_pool import resolve_pools_outside_ray
-from cluster.scheduling.rejudge import sweep_endpoints
 from cluster.store.layout import RunFile
+from cluster.sweep.spec import recorded_endpoints
 from evaluator import (
     BudgetExhaustedError,
     ConfigError,
@@ -97,7 +97,7 @@ async def compare(run_dir: Path, judge: JudgeConfig, options: CompareOptions = C
                              has_bundle=lambda o: o.evidence_key is not None
                              and read_manifest(paths.evidence(o.evidence_key)) is not None)
     if endpoints is None:
-        endpoints = sweep_endpoints(run_dir)
+        endpoints = recorded_endpoints(run_dir)
     endpoints = await asyncio.to_thread(resolve_pools_outside_ray, endpoints)
     models = ModelAccess(endpoints=endpoints, budget=budget, cache=ResponseCache(run_dir / "cache" / "chat"))
     asker = _Asker(pairwise_judge, judge, paths, models, max(1, options.concurrency))

@@ -19,13 +19,13 @@ from pathlib import Path
 from typing import Literal
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict
 from rich.markup import escape
 from rich.table import Table
 
 from cluster.reduce import statistics as st
 from cluster.reduce.records import Pairwise, Rating
-from cluster.store.layout import RunFile
+from cluster.store.layout import RunFile, per_judge_records
 from evaluator import Dimension, PairwiseVerdict, Preference
 
 SummaryDimension = Literal["functional", "aesthetic", "overall"]
@@ -319,13 +319,7 @@ def known_order(order: Sequence[str]) -> KnownOrder:
 
 def read_summaries(run_dir: Path) -> list[PairwiseSummary]:
     """Every pairwise summary written into ``run_dir`` (one per judge), skipping files of another format."""
-    found = []
-    for path in sorted((run_dir / RunFile.PAIRWISE).glob(f"*/{RunFile.PAIRWISE_SUMMARY}")):
-        try:
-            found.append(PairwiseSummary.model_validate_json(path.read_bytes()))
-        except (OSError, ValidationError):
-            continue  # an older format or a torn write: the report shows what it can read
-    return found
+    return per_judge_records(run_dir, RunFile.PAIRWISE, RunFile.PAIRWISE_SUMMARY, PairwiseSummary)
 
 
 def summary_tables(summary: PairwiseSummary) -> list[Table]:

@@ -26,10 +26,9 @@ from cluster.pairwise.pairs import first_cells, unusable
 from cluster.reduce.reducer import RunDirectory, open_run_directory
 from cluster.repair.summary import FixtureLift, RepairLiftSummary, dimension_lifts
 from cluster.scheduling.judge_pool import resolve_pools_outside_ray
-from cluster.scheduling.rejudge import sweep_endpoints
 from cluster.scheduling.runner import run_sweep
 from cluster.store.layout import RunFile
-from cluster.sweep.spec import Sweep, read_sweep_record
+from cluster.sweep.spec import Sweep, read_sweep_record, recorded_endpoints
 from evaluator import (
     BudgetExhaustedError,
     Candidate,
@@ -119,7 +118,7 @@ async def repair_lift(run_dir: Path, options: LiftOptions, *, endpoints: dict[st
         raise ConfigError(f"not a candidate of this sweep: {', '.join(unknown)} "
                           f"(candidates: {', '.join(directory.candidates)})")
     endpoints = await asyncio.to_thread(resolve_pools_outside_ray,
-                                        sweep_endpoints(run_dir) if endpoints is None else endpoints)
+                                        recorded_endpoints(run_dir) if endpoints is None else endpoints)
     stage = _Stage(run_dir, options, ModelAccess(endpoints=endpoints, budget=budget,
                                                  cache=ResponseCache(run_dir / "cache" / "chat")),
                    UxJudge(options.judge), UxJudge(options.evaluator), Repairer(options.repairer),

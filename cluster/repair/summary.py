@@ -11,12 +11,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict
 from rich.markup import escape
 from rich.table import Table
 
 from cluster.reduce import statistics as st
-from cluster.store.layout import RunFile
+from cluster.store.layout import RunFile, per_judge_records
 from evaluator import UxDimension
 
 LIFT_DIMENSIONS: tuple[str, ...] = (*(d.value for d in UxDimension), "functional", "aesthetic")
@@ -134,13 +134,7 @@ def _interval(values: Sequence[float], seed: int) -> Interval:
 
 def read_lifts(run_dir: Path) -> list[RepairLiftSummary]:
     """Every repair-lift summary written into ``run_dir`` (one per judge), skipping files of another format."""
-    found = []
-    for path in sorted((run_dir / RunFile.REPAIR_LIFT).glob(f"*/{RunFile.LIFT}")):
-        try:
-            found.append(RepairLiftSummary.model_validate_json(path.read_bytes()))
-        except (OSError, ValidationError):
-            continue  # an older format or a torn write: the report shows what it can read
-    return found
+    return per_judge_records(run_dir, RunFile.REPAIR_LIFT, RunFile.LIFT, RepairLiftSummary)
 
 
 def lift_table(summary: RepairLiftSummary) -> Table:

@@ -17,7 +17,7 @@ from cluster.reduce.leaderboard import Leaderboard, build_leaderboard, leaderboa
 from cluster.reduce.reducer import open_run_directory
 from cluster.scheduling.judge_pool import resolve_pools_outside_ray
 from cluster.store.layout import RunFile
-from cluster.sweep.spec import read_sweep_record
+from cluster.sweep.spec import recorded_endpoints
 from evaluator import (
     BudgetExhaustedError,
     ConfigError,
@@ -73,7 +73,7 @@ async def rejudge(run_dir: Path, judge: JudgeConfig, *, endpoints: dict[str, End
     """
     directory = open_run_directory(run_dir)
     if endpoints is None:
-        endpoints = sweep_endpoints(run_dir)
+        endpoints = recorded_endpoints(run_dir)
     endpoints = await asyncio.to_thread(resolve_pools_outside_ray, endpoints)
     result = RejudgeResult(judge_version=create_judge(judge).version)
     paths = StagePaths(run_dir)
@@ -152,11 +152,6 @@ def _write_rejudged(result: RejudgeResult, judge: JudgeConfig) -> None:
     with (out / RunFile.REJUDGED_OUTCOMES).open("w", encoding="utf-8") as handle:
         for outcome in result.outcomes:
             handle.write(outcome.model_dump_json() + "\n")
-
-
-def sweep_endpoints(run_dir: Path) -> dict[str, Endpoint]:
-    """The endpoints of the sweep recorded in ``run_dir`` (the default of every stage that runs on its evidence)."""
-    return dict(read_sweep_record(run_dir).spec.endpoints)
 
 
 def parse_judge(name: str, options: list[str]) -> JudgeConfig:

@@ -8,6 +8,13 @@ The same names hold in a local run directory and under an object-store prefix (`
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+_Record = TypeVar("_Record", bound=BaseModel)
+
 
 class RunFile:
     """The files and folders of a run directory, relative to its root."""
@@ -62,3 +69,15 @@ class RunFile:
     """``evalgrid report``'s default output folder."""
     EXPORTS = "exports"
     """``evalgrid export``'s default output folder."""
+
+
+def per_judge_records(run_dir: Path, folder: str, name: str, model: type[_Record]) -> list[_Record]:
+    """Every ``<folder>/<judge>/<name>`` record of ``run_dir`` (one per judge), sorted by judge, skipping files of
+    another format (an older one, or a torn write: a report shows what it can read)."""
+    found = []
+    for path in sorted((run_dir / folder).glob(f"*/{name}")):
+        try:
+            found.append(model.model_validate_json(path.read_bytes()))
+        except (OSError, ValidationError):
+            continue
+    return found

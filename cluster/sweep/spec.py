@@ -243,6 +243,11 @@ def read_sweep_record(run_dir: Path) -> SweepRecord:
                           "into this run directory to record it again") from None
 
 
+def recorded_endpoints(run_dir: Path) -> dict[str, Endpoint]:
+    """The endpoints of the sweep recorded in ``run_dir`` (the default of every stage that runs on its evidence)."""
+    return dict(read_sweep_record(run_dir).spec.endpoints)
+
+
 @dataclass(frozen=True)
 class Sweep:
     """A loaded sweep: the spec, where it lives, and its queries."""
