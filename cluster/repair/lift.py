@@ -39,7 +39,6 @@ from evaluator import (
     ModelRequestError,
     Outcome,
     OutcomeStatus,
-    Query,
     StagePaths,
     UxReport,
     content_key,
@@ -48,7 +47,7 @@ from evaluator import (
     write_json_atomic,
 )
 from evaluator.answer import Repairer, RepairOptions, bundle_sources, files_digest, repair_key
-from evaluator.evidence import BundleFile, EvidenceBundle, read_manifest
+from evaluator.evidence import EvidenceBundle, read_manifest
 from evaluator.judges import UxJudge, UxJudgeOptions, ux_report_key
 from evaluator.llm import Endpoint, ModelAccess, ResponseCache, SpendingCap
 
@@ -197,7 +196,7 @@ async def _repair(stage: _Stage, fixture: _Fixture) -> str:
     path = stage.run_dir / RunFile.REPAIRS / f"{key}.md"
     if path.exists():
         return key
-    query = Query.model_validate(fixture.bundle.json(BundleFile.QUERY))
+    query = fixture.bundle.query()
     async with stage.slots:
         answer = await stage.repairer.repair(files, query, fixture.report, models=stage.models.for_run())
     path.parent.mkdir(parents=True, exist_ok=True)

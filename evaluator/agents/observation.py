@@ -347,3 +347,31 @@ class InteractionResult(_Wire):
         if self.audio is None:
             del data["audio"]
         return data
+
+
+_UNTYPABLE = frozenset({"file", "hidden", "color", "date", "time", "datetime-local", "month", "week"})
+
+
+def is_actionable(element: ElementInfo, origin: str) -> bool:
+    """Whether exercising the element stays inside the app's scope.
+
+    Out of scope, as in Cookie-Frame's protocol: external links, mail and phone links, uploads;
+    date, time and colour pickers cannot be driven by typing.
+    """
+    if element.disabled:
+        return False
+    if element.tag == "input" and element.type in _UNTYPABLE:
+        return False
+    href = element.href
+    if element.tag == "a" and href:
+        if href.startswith(("mailto:", "tel:", "javascript:void")):
+            return False
+        if "://" in href and not href.startswith(origin):
+            return False
+    return True
+
+
+def control_shape(element: ElementInfo) -> str:
+    """What stands for the control when counting what was tried: its ``shape`` inside a list item (one item's
+    checkbox or delete button stands for the same on every item), else its selector."""
+    return element.shape or element.selector

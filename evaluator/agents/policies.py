@@ -15,7 +15,16 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict
 
-from evaluator.agents.observation import KEY_PROBE_REASON, Action, ActionKind, ElementInfo, Observation, ResultStatus
+from evaluator.agents.observation import (
+    KEY_PROBE_REASON,
+    Action,
+    ActionKind,
+    ElementInfo,
+    Observation,
+    ResultStatus,
+    control_shape,
+    is_actionable,
+)
 from evaluator.brief import asks_for_keys
 from evaluator.llm.client import ModelAccess
 from evaluator.models import AgentConfig, Query
@@ -45,7 +54,6 @@ _KEY_REASONS = frozenset({"listener", "text"})
 _KEYS_BY_TEXT = "text"
 _SUBMITTED_BY_ENTER = frozenset({"", "text", "search", "email", "url", "tel", "password", "number"})
 _MAX_TRIES_PER_CONTROL = 2
-_UNTYPABLE = frozenset({"file", "hidden", "color", "date", "time", "datetime-local", "month", "week"})
 _CLICKED_INPUTS = frozenset({"checkbox", "radio", "range", "button", "submit", "reset", "image"})
 # The text given to an item opened for editing by a double click: unlike anything already on the page, so the
 # Enter that commits it is seen to change the item's text.
@@ -372,31 +380,6 @@ def _refill(memory: _Memory, observation: Observation, button: ElementInfo) -> A
 def _origin(url: str) -> str:
     parts = urlsplit(url)
     return f"{parts.scheme}://{parts.netloc}"
-
-
-def is_actionable(element: ElementInfo, origin: str) -> bool:
-    """Whether exercising the element stays inside the app's scope.
-
-    Out of scope, as in Cookie-Frame's protocol: external links, mail and phone links, uploads;
-    date, time and colour pickers cannot be driven by typing.
-    """
-    if element.disabled:
-        return False
-    if element.tag == "input" and element.type in _UNTYPABLE:
-        return False
-    href = element.href
-    if element.tag == "a" and href:
-        if href.startswith(("mailto:", "tel:", "javascript:void")):
-            return False
-        if "://" in href and not href.startswith(origin):
-            return False
-    return True
-
-
-def control_shape(element: ElementInfo) -> str:
-    """What stands for the control when counting what was tried: its ``shape`` inside a list item (one item's
-    checkbox or delete button stands for the same on every item), else its selector."""
-    return element.shape or element.selector
 
 
 def _ordered(observation: Observation) -> list[ElementInfo]:

@@ -24,6 +24,7 @@ from evaluator.models import (
     EvidenceFile,
     EvidenceManifest,
     IncompleteEvidence,
+    Query,
     ToolVersions,
     WebEnvironment,
 )
@@ -242,3 +243,7 @@ class EvidenceBundle:
     def text(self, rel: str) -> str:
         """A text file of the bundle."""
         return (self.root / rel).read_text(encoding="utf-8", errors="replace")
+
+    def query(self) -> Query:
+        """The query the app answers."""
+        return Query.model_validate(self.json(BundleFile.QUERY))

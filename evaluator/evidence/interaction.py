@@ -33,8 +33,10 @@ from evaluator.agents.observation import (
     Observation,
     ResultStatus,
     StepRecord,
+    control_shape,
+    is_actionable,
 )
-from evaluator.agents.policies import Policy, control_shape, is_actionable
+from evaluator.agents.policies import Policy
 from evaluator.browser.freeze import FreezeController
 from evaluator.browser.isolated import evaluate
 from evaluator.evidence.bundle import BundleFile, EvidenceWriter

@@ -136,7 +136,7 @@ judges.register("heuristic", options=HeuristicOptions)(HeuristicJudge)
 def _score(bundle: EvidenceBundle, rubric: dict[str, Any], verdict_key: str, version: str) -> Verdict:
     if bundle.has(BundleFile.STATIC_FAILURE):
         return _never_perceived(bundle, rubric, verdict_key, version)
-    query = Query.model_validate(bundle.json(BundleFile.QUERY))
+    query = bundle.query()
     desktop = bundle.json(BundleFile.page_facts("desktop"))
     mobile = bundle.json(BundleFile.page_facts("mobile"))
     trace = bundle.json(BundleFile.TRACE)

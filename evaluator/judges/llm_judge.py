@@ -313,7 +313,7 @@ class _Evidence:
         self.bundle = bundle
         self.rubric = load_rubric()
         self.findings: list[Finding] = []
-        self.query = Query.model_validate(bundle.json(BundleFile.QUERY))
+        self.query = bundle.query()
         self._images = images
         self._files = {entry.path for entry in bundle.manifest.files}
         self._source = self._read_source(source_chars)

@@ -40,7 +40,7 @@ from evaluator.judges.llm_judge import (
 from evaluator.judges.pairwise import pairwise_judges
 from evaluator.keys import sha256_bytes
 from evaluator.llm.client import ChatClient, ChatRequest, ChatResult, ModelAccess, ModelOptions
-from evaluator.models import Dimension, EvidenceRef, JudgeInfo, PairChoice, PairwiseVerdict, Preference, Query
+from evaluator.models import Dimension, EvidenceRef, JudgeInfo, PairChoice, PairwiseVerdict, Preference
 from evaluator.package_data import package_text
 from evaluator.textsafety import fence, redact
 
@@ -208,7 +208,7 @@ class LLMPairwiseJudge:
             raise ConfigError("the llm pairwise judge needs model endpoints: run it from a sweep with `endpoints:`")
         options = self._options
         # Both bundles answer the same query; the first one's brief is shown, once.
-        query = Query.model_validate(first.json(BundleFile.QUERY))
+        query = first.query()
         sides = [_side(first, "FIRST", options), _side(second, "SECOND", options)]
         closing = ("Decide the functional and the aesthetic choice: first_cite cites the FIRST app, second_cite "
                    "the SECOND app. Answer with only the JSON object.")

@@ -40,7 +40,7 @@ from evaluator.evidence.keyframes import keyframes
 from evaluator.judges.llm_judge import INJECTION_FLAG, Cite
 from evaluator.keys import content_key, sha256_bytes
 from evaluator.llm.client import ChatClient, ChatRequest, ChatResult, ModelAccess, ModelOptions
-from evaluator.models import EvidenceRef, JudgeInfo, Query, Severity, UxDimension, UxFinding, UxReport
+from evaluator.models import EvidenceRef, JudgeInfo, Severity, UxDimension, UxFinding, UxReport
 from evaluator.package_data import package_text
 from evaluator.textsafety import Finding, fence, redact
 
@@ -287,7 +287,7 @@ class _UxEvidence:
         self.options = options
         self.injections: list[Finding] = []
         """Passages that addressed the evaluator and were cut (the report is flagged)."""
-        self.query = Query.model_validate(bundle.json(BundleFile.QUERY))
+        self.query = bundle.query()
         self._files = sorted(entry.path for entry in bundle.manifest.files)
         trace: list[dict[str, Any]] = self._json(BundleFile.TRACE, [])
         self._trace = trace[:options.trace_steps]
