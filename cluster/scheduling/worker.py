@@ -51,7 +51,6 @@ from evaluator import (
     HangProbe,
     InfrastructureError,
     Outcome,
-    OutcomeReason,
     OutcomeStatus,
     ReasonCode,
     RunProgress,
@@ -64,7 +63,6 @@ from evaluator import (
     classify,
     execute_run,
     failed_outcome,
-    utc_now,
 )
 from evaluator.browser import ContextPool, ControlCheck, probe_hang, run_control_page
 from evaluator.llm import Budget, Endpoint, ModelAccess, ResponseCache
@@ -183,7 +181,9 @@ class RunWorker:
 
     async def _execute(self, spec: RunSpec) -> Outcome:
         if self._backend is None:
-            return _noop_outcome(spec)
+            # The noop backend: an infra_error that says no evaluation happened (scheduler benchmarks).
+            return failed_outcome(spec, OutcomeStatus.INFRA_ERROR, ReasonCode.INTERNAL_ERROR,
+                                  "noop backend: nothing was evaluated", attempts=1, duration_s=0.0)
         started = time.monotonic()
         failed: _Failed | None = None
         # A control page on the fresh sandbox after an attempt died under the app: when it passed and the next
@@ -405,11 +405,3 @@ async def _until_done_or_disconnected(run: asyncio.Future[Outcome], browser: Bro
     if run.done():
         return "done"
     return "disconnected" if dropped.done() and not dropped.cancelled() else "timeout"
-
-
-def _noop_outcome(spec: RunSpec) -> Outcome:
-    """The ``noop`` backend's result: an ``infra_error`` that says no evaluation happened (scheduler benchmarks)."""
-    return Outcome(run_key=spec.run_key, candidate_id=spec.candidate.id, query_id=spec.query.id,
-                   status=OutcomeStatus.INFRA_ERROR,
-                   reason=OutcomeReason(code=ReasonCode.INTERNAL_ERROR, detail="noop backend: nothing was evaluated"),
-                   attempts=1, duration_s=0.0, finished_at=utc_now())
