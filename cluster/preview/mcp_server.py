@@ -42,6 +42,7 @@ class McpOptions:
 
     transport: Literal["stdio", "http"] = "stdio"
     sandbox: str = "docker"
+    """A name in :data:`~cluster.sandbox.backends.sandbox_backends` (one that runs apps: not ``noop``)."""
     host: str = "127.0.0.1"
     port: int = 8765
     token_env: str = "EVALGRID_MCP_TOKEN"

@@ -204,8 +204,6 @@ class SweepSpec(BaseModel):
         return list(self.judges) if self.judges else [self.judge]
 
 
-
-
 class RecordedPlan(BaseModel):
     """The runs a sweep invocation planned, and their queries, as recorded in its run directory.
 
