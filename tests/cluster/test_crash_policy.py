@@ -5,18 +5,19 @@ that both died under the app; when the control page fails too, the machinery is 
 an excluded ``infra_error``.
 
 Mocked boundary: an app that kills its sandbox. A real one (a fork bomb, a memory bomb past the container's
-limit) needs the Docker sandbox; here the local backend's browser is closed from outside when a page shows a
-given title (or any page at all: a sandbox that dies whatever it runs), which is what a killed sandbox looks
-like to the worker: the browser's connection drops.
+limit) needs the Docker sandbox; here the local backend's browser is closed from outside when a document with a
+given title is served to it (or any document at all: a sandbox that dies whatever it runs), which is what a killed
+sandbox looks like to the worker: the browser's connection drops.
 """
 
 from __future__ import annotations
 
 import asyncio
 from pathlib import Path
+from typing import Any
 
 import pytest
-from playwright.async_api import Browser, Page
+from playwright.async_api import Browser, BrowserContext, Response
 
 from cluster.reduce.leaderboard import build_leaderboard
 from cluster.sandbox import backends
@@ -46,47 +47,39 @@ KILLER = """<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>Sa
 
 
 class _KilledSandboxes(backends.LocalSession):
-    """The local backend's session, with each browser closed from outside once a page titled ``doomed`` shows (or any
-    non-blank page, when ``doomed`` is empty)."""
+    """The local backend's session, with each browser closed from outside as soon as a document whose markup holds
+    ``doomed`` is served to it (any document, when ``doomed`` is empty).
+
+    The watch is set on every context as the browser makes it, and reads the document from the network: it needs
+    no poll that a short run could outpace, and never asks a page that may be frozen for its title.
+    """
 
     doomed = ""
-    watchers: dict[Browser, asyncio.Task[None]] = {}
+    watched: set[Browser] = set()
 
     async def browser(self) -> Browser:
         browser = await super().browser()
-        if browser not in self.watchers:
-            self.watchers[browser] = asyncio.get_running_loop().create_task(self._kill_when_doomed(browser))
+        if browser not in self.watched:
+            self.watched.add(browser)
+            make = browser.new_context
+
+            async def new_context(*args: Any, **kwargs: Any) -> BrowserContext:
+                context = await make(*args, **kwargs)
+                context.on("response", lambda response: self._kill_if_doomed(browser, response))
+                return context
+
+            browser.new_context = new_context  # type: ignore[method-assign]
         return browser
 
-    async def _kill_when_doomed(self, browser: Browser) -> None:
-        # Each new page is told to check its title as soon as its document is parsed: a poll alone can lose
-        # the race to a run that ends within a second on a busy machine. The poll stays as the fallback.
-        seen: set[Page] = set()
-
-        async def on_parsed(loaded: Page) -> None:
-            await self._kill_if_doomed(browser, loaded)
-
-        while browser.is_connected():
-            for context in browser.contexts:
-                for page in context.pages:
-                    if page not in seen:
-                        seen.add(page)
-                        page.on("domcontentloaded", on_parsed)
-                    if await self._kill_if_doomed(browser, page):
-                        return
-            await asyncio.sleep(0.02)
-
-    async def _kill_if_doomed(self, browser: Browser, page: Page) -> bool:
-        if page.url in ("", "about:blank"):
-            return False
+    async def _kill_if_doomed(self, browser: Browser, response: Response) -> None:
+        if response.request.resource_type != "document" or not browser.is_connected():
+            return
         try:
-            title = await asyncio.wait_for(page.title(), 1)
-        except Exception:  # noqa: BLE001 - a page mid-navigation or already gone: look again
-            return False
-        if self.doomed not in title or not browser.is_connected():
-            return False
-        await browser.close()
-        return True
+            markup = await response.text()
+        except Exception:  # noqa: BLE001 - a response without a body (a redirect): not the app's page
+            return
+        if self.doomed in markup and browser.is_connected():
+            await browser.close()
 
 
 def _spec(answers: Path) -> RunSpec:
@@ -102,7 +95,7 @@ def _execute(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, doomed: str) -> Ou
     answers = tmp_path / "answers"
     answers.mkdir()
     monkeypatch.setattr(_KilledSandboxes, "doomed", doomed)
-    monkeypatch.setattr(_KilledSandboxes, "watchers", {})
+    monkeypatch.setattr(_KilledSandboxes, "watched", set())
     monkeypatch.setattr(backends, "LocalSession", _KilledSandboxes)
 
     async def scenario() -> Outcome:
@@ -112,8 +105,6 @@ def _execute(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, doomed: str) -> Ou
             return await worker.execute(_spec(answers))
         finally:
             await worker.close()
-            for task in _KilledSandboxes.watchers.values():
-                task.cancel()
 
     return asyncio.run(scenario())
 
