@@ -10,12 +10,17 @@ scored by the failure policy (:mod:`evaluator.judges.failure_policy`), never jud
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
+from pydantic import BaseModel, TypeAdapter, ValidationError
+
+from evaluator.agents.observation import AgentSummary, InteractionResult, StepRecord
 from evaluator.atomic import write_json_atomic
 from evaluator.clock import utc_now
 from evaluator.errors import EvidenceError
+from evaluator.evidence.console import ConsoleEntry
 from evaluator.keys import sha256_bytes
 from evaluator.models import (
     AgentConfig,
@@ -28,6 +33,11 @@ from evaluator.models import (
     ToolVersions,
     WebEnvironment,
 )
+
+_T = TypeVar("_T")
+_ModelT = TypeVar("_ModelT", bound=BaseModel)
+_TRACE = TypeAdapter(list[StepRecord])
+_CONSOLE = TypeAdapter(list[ConsoleEntry])
 
 MANIFEST = "manifest.json"
 INCOMPLETE = "INCOMPLETE"
@@ -246,4 +256,37 @@ class EvidenceBundle:
 
     def query(self) -> Query:
         """The query the app answers."""
-        return Query.model_validate(self.json(BundleFile.QUERY))
+        return self._model(BundleFile.QUERY, Query)
+
+    def trace(self) -> list[StepRecord]:
+        """The interaction's steps; none when no interaction took place (a bundle that failed before it)."""
+        if not self.has(BundleFile.TRACE):
+            return []
+        return self._typed(BundleFile.TRACE, _TRACE.validate_python)
+
+    def interaction(self) -> InteractionResult:
+        """How the interaction ended and what it measured (every committed bundle records it, even when no
+        interaction took place)."""
+        return self._model(BundleFile.RESULT, InteractionResult)
+
+    def console(self) -> list[ConsoleEntry]:
+        """The page's console entries, classified, each placed on the video's clock where it can be."""
+        if not self.has(BundleFile.CONSOLE):
+            return []
+        return self._typed(BundleFile.CONSOLE, _CONSOLE.validate_python)
+
+    def agent_summary(self) -> AgentSummary | None:
+        """The agent's own summary of what it tested; ``None`` when the bundle has none."""
+        return self._model(BundleFile.AGENT_SUMMARY, AgentSummary) if self.has(BundleFile.AGENT_SUMMARY) else None
+
+    def _model(self, rel: str, model: type[_ModelT]) -> _ModelT:
+        return self._typed(rel, model.model_validate)
+
+    def _typed(self, rel: str, validate: Callable[[Any], _T]) -> _T:
+        # Every collector version wrote these files from the same records, only ever adding fields with defaults:
+        # a file that does not validate was not written by evalgrid.
+        try:
+            return validate(self.json(rel))
+        except ValidationError as exc:
+            raise EvidenceError(f"{self.root}: {rel} is not what the collector writes ({exc.error_count()} problem(s), "
+                                f"first: {exc.errors()[0]['msg']}); recollect the evidence") from None

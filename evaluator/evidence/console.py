@@ -11,9 +11,12 @@ import re
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from enum import StrEnum
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from playwright.async_api import Dialog, Page
+from pydantic import BaseModel, ConfigDict, Field
+
+if TYPE_CHECKING:
+    from playwright.async_api import Dialog, Page
 
 
 class ConsoleClass(StrEnum):
@@ -43,6 +46,27 @@ _CDN = re.compile(
     r"d3js\.org",
     re.I,
 )
+
+
+class ConsoleEntry(BaseModel):
+    """One entry of ``console.json`` as a reader sees it: the log's entry (a plain dict while the page runs), its
+    wall-clock time replaced by its place in the video."""
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+    phase: str
+    """The run's phase then (``load``, ``mobile``, ``interaction``, ...)."""
+    kind: str
+    """Playwright's message type, or ``pageerror``, ``requestfailed``, ``crash``, ``dialog``, ``popup``."""
+    klass: ConsoleClass = Field(alias="class")
+    """How much it counts against the page."""
+    text: str
+    url: str = ""
+    """The script or request it came from."""
+    line: int | None = None
+    """The line in ``url``, when known."""
+    video_time_s: float | None = None
+    """Where it falls in the interaction's video (none before the video started)."""
 
 
 _ERRORS = frozenset({ConsoleClass.UNCAUGHT, ConsoleClass.ERROR})

@@ -21,10 +21,20 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict
 
-from evaluator.agents.observation import KEY_PROBE_REASON
+from evaluator.agents.observation import (
+    KEY_PROBE_REASON,
+    ActionKind,
+    ActionResult,
+    Effect,
+    ElementInfo,
+    InteractionResult,
+    ResultStatus,
+    StepRecord,
+)
 from evaluator.brief import asks_for_keys
 from evaluator.errors import ConfigError, RegistryError
 from evaluator.evidence.bundle import BundleFile, EvidenceBundle
+from evaluator.evidence.console import ConsoleClass, ConsoleEntry
 from evaluator.evidence.design import Quality, measure_qualities
 from evaluator.evidence.language import language_matches
 from evaluator.judges import judges
@@ -46,7 +56,7 @@ from evaluator.package_data import package_text
 _NEAR_EMPTY_ELEMENTS = 12
 _NEAR_EMPTY_TEXT = 20
 _CORE_MIN_CONTROLS = 3
-_JUDGED_KINDS = ("click", "dblclick", "drag", "select", "type")
+_JUDGED_KINDS = frozenset({ActionKind.CLICK, ActionKind.DBLCLICK, ActionKind.DRAG, ActionKind.SELECT, ActionKind.TYPE})
 """Actions on a control whose effect is judged per control (presses are judged by _submissions and _keys)."""
 _PHONE_WIDTH = 390
 _DESKTOP = (1280, 800)
@@ -139,9 +149,9 @@ def _score(bundle: EvidenceBundle, rubric: dict[str, Any], verdict_key: str, ver
     query = bundle.query()
     desktop = bundle.json(BundleFile.page_facts("desktop"))
     mobile = bundle.json(BundleFile.page_facts("mobile"))
-    trace = bundle.json(BundleFile.TRACE)
-    result = bundle.json(BundleFile.RESULT)
-    console = bundle.json(BundleFile.CONSOLE)
+    trace = bundle.trace()
+    result = bundle.interaction()
+    console = bundle.console()
     func = _Ledger(Dimension.FUNCTIONAL, rubric["functional"]["categories"])
     aes = _Ledger(Dimension.AESTHETIC, rubric["aesthetic"]["categories"])
     criteria: list[CriterionReason] = []
@@ -155,7 +165,7 @@ def _score(bundle: EvidenceBundle, rubric: dict[str, Any], verdict_key: str, ver
     elif _near_empty(rubric, desktop) and not _small_but_working(rubric, trace):
         func.deduct("near_empty_render", f"only {facts['element_count']} elements and {facts['text_length']} "
                     "characters of text rendered", [shot])
-    _errors(func, console, trace, result)
+    _errors(func, console, result)
     _controls(func, query, trace, result)
     _core_flow(func, rubric, query, trace, facts)
     _submissions(func, trace)
@@ -216,11 +226,11 @@ def _near_empty(rubric: dict[str, Any], desktop: dict[str, Any]) -> bool:
     return bool(facts["element_count"] < _NEAR_EMPTY_ELEMENTS and facts["text_length"] < _NEAR_EMPTY_TEXT)
 
 
-def _small_but_working(rubric: dict[str, Any], trace: list[dict[str, Any]]) -> bool:
+def _small_but_working(rubric: dict[str, Any], trace: list[StepRecord]) -> bool:
     """A stateful probe's expected effect happened (v6: an item dragged moved, a thumb followed, a delete removed
     its item, a tick showed): the page rendered a working app, however little of it there is."""
     return bool(rubric["functional"].get("render", {}).get("small_but_working")
-                and any(s["result"].get("expectation_met") is True for s in trace))
+                and any(s.result.expectation_met is True for s in trace))
 
 
 def _canvas_page(rubric: dict[str, Any], facts: dict[str, Any]) -> bool:
@@ -248,67 +258,65 @@ def _never_perceived(bundle: EvidenceBundle, rubric: dict[str, Any], verdict_key
     )
 
 
-def _errors(func: _Ledger, console: list[dict[str, Any]], trace: list[dict[str, Any]], result: dict[str, Any]) -> None:
-    at_load = [e for e in console if e["phase"] in ("load", "mobile") and e["class"] == "uncaught"]
+def _errors(func: _Ledger, console: list[ConsoleEntry], result: InteractionResult) -> None:
+    at_load = [e for e in console if e.phase in ("load", "mobile") and e.klass is ConsoleClass.UNCAUGHT]
     if at_load:
         first = at_load[0]
-        func.deduct("uncaught_error_at_load", f"uncaught error while loading: {first['text'][:160]}",
-                    [EvidenceRef(file=BundleFile.CONSOLE, detail=first["text"][:200])])
-    other = [e for e in console if e["class"] == "error"]
+        func.deduct("uncaught_error_at_load", f"uncaught error while loading: {first.text[:160]}",
+                    [EvidenceRef(file=BundleFile.CONSOLE, detail=first.text[:200])])
+    other = [e for e in console if e.klass is ConsoleClass.ERROR]
     # Errors past the log's error budget were not kept, but they happened: a flood hides none of them.
-    dropped = result.get("console_errors_dropped", 0)
+    dropped = result.console_errors_dropped
     if other or dropped:
-        example = f", e.g. {other[0]['text'][:120]}" if other else ""
+        example = f", e.g. {other[0].text[:120]}" if other else ""
         unkept = f" ({dropped} more not kept: the page spent the log's error budget)" if dropped else ""
-        ref = (EvidenceRef(file=BundleFile.CONSOLE, detail=other[0]["text"][:200],
-                           video_time_s=other[0].get("video_time_s")) if other
-               else EvidenceRef(file=BundleFile.RESULT, detail=f"console_errors_dropped: {dropped}"))
+        ref = (EvidenceRef(file=BundleFile.CONSOLE, detail=other[0].text[:200], video_time_s=other[0].video_time_s)
+               if other else EvidenceRef(file=BundleFile.RESULT, detail=f"console_errors_dropped: {dropped}"))
         func.deduct("console_error", f"{len(other) + dropped} console errors{example}{unkept}", [ref],
                     times=min(len(other) + dropped, 2))
-    if result.get("error"):
-        func.deduct("interaction_aborted", f"the interaction was cut short: {result['error'][:160]}",
-                    [EvidenceRef(file=BundleFile.RESULT, detail=result["error"][:200])])
+    if result.error:
+        func.deduct("interaction_aborted", f"the interaction was cut short: {result.error[:160]}",
+                    [EvidenceRef(file=BundleFile.RESULT, detail=result.error[:200])])
 
 
-def _controls(func: _Ledger, query: Query, trace: list[dict[str, Any]], result: dict[str, Any]) -> None:
-    coverage = result.get("coverage") or {}
+def _controls(func: _Ledger, query: Query, trace: list[StepRecord], result: InteractionResult) -> None:
     # The explorer watches a page that offers nothing to act on (collector-11): one that changed by itself then is
     # a display doing its job (a clock, a slideshow), which a rubric with ``live_display_works`` does not charge.
-    watched = [s for s in trace if s["action"]["kind"] == "wait"]
+    watched = [s for s in trace if s.action.kind is ActionKind.WAIT]
     live = bool(func.table.get("no_controls", {}).get("live_display_works")) and any(
-        s["result"]["status"] == "changed" for s in watched)
-    if (query.kind is Kind.INTERACTIVE_APPLICATION and len(watched) == len(trace) and not result.get("error")
-            and coverage.get("salient", 0) == 0 and not live):
+        s.result.status is ResultStatus.CHANGED for s in watched)
+    salient = result.coverage.salient if result.coverage is not None else 0
+    if (query.kind is Kind.INTERACTIVE_APPLICATION and len(watched) == len(trace) and not result.error
+            and salient == 0 and not live):
         func.deduct("no_controls", "the brief asks for an interactive application but the page offers no control"
                     + (" and did not change by itself while watched" if watched else ""),
                     [EvidenceRef(file=BundleFile.screenshot("desktop")), EvidenceRef(file=BundleFile.RESULT)]
                     + _refs(watched))
     # A control repeated on every item (each row's delete button) is one control: trace format 3 gives it a
     # shape shared by its copies; older traces have only the selector.
-    by_control: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    by_control: dict[str, list[StepRecord]] = defaultdict(list)
     for step in trace:
-        if step["target"] is not None and step["action"]["kind"] in _JUDGED_KINDS:
-            by_control[step["target"].get("shape") or step["target"]["selector"]].append(step)
+        if step.target is not None and step.action.kind in _JUDGED_KINDS:
+            by_control[step.target.shape or step.target.selector].append(step)
     ineffective = 0
     for steps in by_control.values():
         # A probe whose expected effect did not happen (the deleted item still there) did nothing that counts,
         # whatever else it changed.
-        statuses = ["no_change" if s["result"].get("expectation_met") is False else s["result"]["status"]
-                    for s in steps]
+        statuses = [ResultStatus.NO_CHANGE if s.result.expectation_met is False else s.result.status for s in steps]
         last = steps[-1]
         refs = _refs(steps)
-        ineffective += all(status != "changed" for status in statuses)
-        errors = [e for s in steps for e in s["result"]["errors"] if e.startswith("pageerror")]
+        ineffective += all(status is not ResultStatus.CHANGED for status in statuses)
+        errors = [e for s in steps for e in s.result.errors if e.startswith("pageerror")]
         if errors:
             func.deduct("error_on_action", f"{_what(last)} raised {errors[0][:160]}", refs)
-        elif "input_rejected" in statuses:
-            func.deduct("input_rejected", f"{_what(last)}: {last['result']['detail']}", refs)
-        elif all(status == "no_change" for status in statuses):
-            distinct_states = len({s["observation_state"] for s in steps})
+        elif ResultStatus.INPUT_REJECTED in statuses:
+            func.deduct("input_rejected", f"{_what(last)}: {last.result.detail}", refs)
+        elif all(status is ResultStatus.NO_CHANGE for status in statuses):
+            distinct_states = len({s.observation_state for s in steps})
             # A failed probe is a control whose expected effect was checked and did not happen: dead at once.
-            probe_failed = any(s["result"].get("expectation_met") is False for s in steps)
+            probe_failed = any(s.result.expectation_met is False for s in steps)
             category = "dead_control" if distinct_states >= 2 or probe_failed else "unresponsive_control"
-            detail = last["result"].get("detail")
+            detail = last.result.detail
             said = f": {detail}" if probe_failed and detail else " changed nothing"
             func.deduct(category, f"{_what(last)}{said} ({len(steps)} tries)", refs)
     refs = [EvidenceRef(file=BundleFile.TRACE), EvidenceRef(file=BundleFile.VIDEO, video_time_s=0.0)]
@@ -321,7 +329,7 @@ def _controls(func: _Ledger, query: Query, trace: list[dict[str, Any]], result: 
         func.deduct("app_unresponsive", f"none of the {len(by_control)} controls used changed anything", refs)
 
 
-def _core_flow(func: _Ledger, rubric: dict[str, Any], query: Query, trace: list[dict[str, Any]],
+def _core_flow(func: _Ledger, rubric: dict[str, Any], query: Query, trace: list[StepRecord],
                facts: dict[str, Any]) -> None:
     """The app's core interaction never worked (v5's ``core`` section; absent from older rubrics).
 
@@ -334,67 +342,67 @@ def _core_flow(func: _Ledger, rubric: dict[str, Any], query: Query, trace: list[
         return
     width, height = (facts.get("design") or {}).get("viewport") or _DESKTOP
     screen = max(width * height, 1)
-    uses: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    uses: dict[str, list[tuple[StepRecord, ElementInfo]]] = defaultdict(list)
     for step in trace:
-        target = step.get("target")
-        if (target is not None and step["action"]["kind"] in _JUDGED_KINDS
-                and target.get("width", 0) * target.get("height", 0) >= spec["surface_share"] * screen):
-            uses[target["selector"]].append(step)
-    for steps in uses.values():
-        if len(steps) >= spec["min_uses"] and not any(s["result"]["status"] == "changed" for s in steps):
-            target = steps[-1]["target"]
+        target = step.target
+        if (target is not None and step.action.kind in _JUDGED_KINDS
+                and target.width * target.height >= spec["surface_share"] * screen):
+            uses[target.selector].append((step, target))
+    for used in uses.values():
+        steps = [step for step, _ in used]
+        if len(steps) >= spec["min_uses"] and not any(s.result.status is ResultStatus.CHANGED for s in steps):
+            target = used[-1][1]
             func.deduct("core_flow_dead", f"the page's main surface ({_what(steps[-1]).split(' on ', 1)[1]}, "
-                        f"{round(target['width'])}x{round(target['height'])} px) never responded in {len(steps)} "
+                        f"{round(target.width)}x{round(target.height)} px) never responded in {len(steps)} "
                         "uses", _refs(steps))
             return
-    drags = [s for s in trace if s["action"]["kind"] == "drag" and s.get("target") is not None
-             and s["target"]["selector"] not in uses]
+    drags = [(s, s.target) for s in trace if s.action.kind is ActionKind.DRAG and s.target is not None
+             and s.target.selector not in uses]
     if (_DRAG_IN_BRIEF.search(query.brief) and len(drags) >= spec["min_uses"]
-            and not any(_dragged(s) for s in drags)):
+            and not any(_dragged(s.result, target) for s, target in drags)):
         func.deduct("core_flow_dead", f"the brief asks for dragging, and none of {len(drags)} drags moved its item",
-                    _refs(drags[:3]))
+                    _refs([s for s, _ in drags[:3]]))
 
 
-def _dragged(step: dict[str, Any]) -> bool:
+def _dragged(result: ActionResult, target: ElementInfo) -> bool:
     """The drag did what a drag does: its item moved where the probe expected, or (no probe) the page's markup
     changed, or a canvas was drawn on. A drag that only changed pixels elsewhere selected text or lit a hover
     style: the browser's doing, not the app's."""
-    result = step["result"]
-    if result["status"] != "changed" or result.get("expectation_met") is False:
+    if result.status is not ResultStatus.CHANGED or result.expectation_met is False:
         return False
-    return bool(result.get("expectation_met") or result.get("dom_changed") or step["target"]["tag"] == "canvas")
+    return bool(result.expectation_met or result.dom_changed or target.tag == "canvas")
 
 
-def _refs(steps: list[dict[str, Any]]) -> list[EvidenceRef]:
+def _refs(steps: list[StepRecord]) -> list[EvidenceRef]:
     """The steps as cited evidence: step, video time, screenshot and the control acted on (none for a page key)."""
-    return [EvidenceRef(step=s["step"], video_time_s=s["action_start_s"], file=s["screenshot"],
-                        detail=(s.get("target") or {}).get("selector")) for s in steps]
+    return [EvidenceRef(step=s.step, video_time_s=s.action_start_s, file=s.screenshot,
+                        detail=s.target.selector if s.target is not None else None) for s in steps]
 
 
-def _submissions(func: _Ledger, trace: list[dict[str, Any]]) -> None:
+def _submissions(func: _Ledger, trace: list[StepRecord]) -> None:
     """Text typed into a field, then submitted with Enter, that changed nothing anywhere: the field is dead.
 
     A field whose typing already changed the page (a live filter, a calculator) is not charged when Enter
     then does nothing more; only a field that did nothing at all, typed into and submitted, is.
     """
-    typed: dict[str, dict[str, Any]] = {}
+    typed: dict[str, StepRecord] = {}
     for step in trace:
-        target, kind = step.get("target"), step["action"]["kind"]
+        target, kind = step.target, step.action.kind
         if target is None:
             continue
-        if kind == "type":
-            typed[target["selector"]] = step
-        elif kind == "press" and (step["action"].get("text") or "Enter") == "Enter":
-            typing = typed.get(target["selector"])
-            live = typing is not None and typing["result"].get("effect") not in (None, "visual_only", "nothing")
-            rejected = typing is not None and typing["result"]["status"] == "input_rejected"  # charged already
-            if step["result"]["status"] == "no_change" and not live and not rejected:
+        if kind is ActionKind.TYPE:
+            typed[target.selector] = step
+        elif kind is ActionKind.PRESS and (step.action.text or "Enter") == "Enter":
+            typing = typed.get(target.selector)
+            live = typing is not None and typing.result.effect not in (None, Effect.VISUAL, Effect.NOTHING)
+            rejected = typing is not None and typing.result.status is ResultStatus.INPUT_REJECTED  # charged already
+            if step.result.status is ResultStatus.NO_CHANGE and not live and not rejected:
                 refs = _refs([s for s in (typing, step) if s is not None])
                 func.deduct("input_ignored", f"typed into {_what(step).split(' on ', 1)[1]} and pressed Enter: "
                             "nothing on the page changed", refs)
 
 
-def _keys(func: _Ledger, query: Query, trace: list[dict[str, Any]], *, probed: bool) -> None:
+def _keys(func: _Ledger, query: Query, trace: list[StepRecord], *, probed: bool) -> None:
     """A page that listens for keys pressed on it, where no key press did anything (against an idle control).
 
     A rubric whose row says ``keyboard_apps_only`` charges it only on a keyboard app (:func:`_keyboard_app`);
@@ -402,8 +410,8 @@ def _keys(func: _Ledger, query: Query, trace: list[dict[str, Any]], *, probed: b
     which presses keys wherever a page listens for them; not on a page with a large canvas, which may listen for
     keys itself) and none was pressed, the explorer having acted on the page.
     """
-    presses = [s for s in trace if s["action"]["kind"] == "press" and s.get("target") is None
-               and s["action"].get("reason", "").startswith(KEY_PROBE_REASON)]
+    presses = [s for s in trace if s.action.kind is ActionKind.PRESS and s.target is None
+               and s.action.reason.startswith(KEY_PROBE_REASON)]
     row = func.table.get("keys_ignored") or {}
     widget_keys = bool(row.get("focused_keys_are_the_widgets"))
     if (row.get("unheard") and probed and trace and not presses
@@ -413,21 +421,20 @@ def _keys(func: _Ledger, query: Query, trace: list[dict[str, Any]], *, probed: b
         return
     if row.get("keyboard_apps_only") and not _keyboard_app(query, trace, presses, widget_keys):
         return
-    if len(presses) >= 3 and all(s["result"]["status"] != "changed" for s in presses):
-        keys = ", ".join(str(s["action"].get("text")) for s in presses)
+    if len(presses) >= 3 and all(s.result.status is not ResultStatus.CHANGED for s in presses):
+        keys = ", ".join(str(s.action.text) for s in presses)
         func.deduct("keys_ignored", f"the page listens for keys, but none of {len(presses)} presses ({keys}) "
                     "changed anything", _refs(presses[:3]))
 
 
-def _keyboard_app(query: Query, trace: list[dict[str, Any]], presses: list[dict[str, Any]], widget_keys: bool
-                  ) -> bool:
+def _keyboard_app(query: Query, trace: list[StepRecord], presses: list[StepRecord], widget_keys: bool) -> bool:
     """Whether keys drive the app: the brief asks for them, the page tells its user to use them (the explorer's
     reason ``text``), or the page offered nothing else to use."""
     if asks_for_keys(query.brief, widget_keys=widget_keys):
         return True
-    if any(f"({_KEYS_BY_TEXT})" in s["action"].get("reason", "") for s in presses):
+    if any(f"({_KEYS_BY_TEXT})" in s.action.reason for s in presses):
         return True
-    return not any(s.get("target") is not None and s["action"]["kind"] in _JUDGED_KINDS for s in trace)
+    return not any(s.target is not None and s.action.kind in _JUDGED_KINDS for s in trace)
 
 
 def _language(func: _Ledger, query: Query, facts: dict[str, Any]) -> None:
@@ -543,10 +550,9 @@ def _quality_reason(quality: Quality, points: float) -> CriterionReason:
                            reason=f"{outcome}: {quality.detail} [{source}].")
 
 
-def _what(step: dict[str, Any]) -> str:
-    target = step.get("target") or {}
-    label = target.get("label") or target.get("selector") or "?"
-    return f"{step['action']['kind']} on {label[:60]!r}"
+def _what(step: StepRecord) -> str:
+    label = (step.target.label or step.target.selector if step.target is not None else "") or "?"
+    return f"{step.action.kind} on {label[:60]!r}"
 
 
 def _reason(start: float, ledger: _Ledger, final: float) -> str:

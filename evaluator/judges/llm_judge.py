@@ -29,8 +29,10 @@ from typing import Any, Literal, TypeVar
 import yaml
 from pydantic import BaseModel, ConfigDict, Field
 
+from evaluator.agents.observation import ActionKind, AgentSummary, StepRecord
 from evaluator.errors import ConfigError, JudgeOutputError
 from evaluator.evidence.bundle import BundleFile, EvidenceBundle
+from evaluator.evidence.console import ConsoleClass, ConsoleEntry
 from evaluator.evidence.keyframes import keyframes
 from evaluator.judges import judges
 from evaluator.keys import sha256_bytes
@@ -317,10 +319,9 @@ class _Evidence:
         self._images = images
         self._files = {entry.path for entry in bundle.manifest.files}
         self._source = self._read_source(source_chars)
-        self._trace: list[dict[str, Any]] = bundle.json(BundleFile.TRACE) if bundle.has(
-            BundleFile.TRACE) else []
-        result = bundle.json(BundleFile.RESULT) if bundle.has(BundleFile.RESULT) else {}
-        self._video_s = float(result.get("video_duration_s") or 0.0)
+        self._trace = bundle.trace()
+        result = bundle.interaction() if bundle.has(BundleFile.RESULT) else None
+        self._video_s = result.video_duration_s if result is not None else 0.0
         self._keyframes = keyframes
         self._result_shots = result_shots
         self._stills = None if not images or not keyframes or not bundle.has(BundleFile.VIDEO) else \
@@ -346,7 +347,7 @@ class _Evidence:
         return "\n\n".join(parts) or "(no source files)"
 
     def _logs(self) -> str:
-        console = self.bundle.json(BundleFile.CONSOLE) if self.bundle.has(BundleFile.CONSOLE) else []
+        console = self.bundle.console()
         lines = console_lines(console, 30)
         noise = len(console) - len(lines)
         lines.append(f"({noise} other console entries classified as noise: warnings, fonts, favicon, blocked hosts)")
@@ -385,7 +386,7 @@ class _Evidence:
         rubric = self.rubric
         bases = "\n".join(f"- functional {b}: {m}" for b, m in rubric["functional"]["baselines"].items())
         bases += "\n" + "\n".join(f"- aesthetic {b}: {m}" for b, m in rubric["aesthetic"]["baselines"].items())
-        summary = self.bundle.json(BundleFile.AGENT_SUMMARY) if self.bundle.has(BundleFile.AGENT_SUMMARY) else {}
+        summary = self.bundle.agent_summary()
         content: list[dict[str, Any]] = [{"type": "text", "text": "\n\n".join([
             self._brief(), "The application's source code:", self._source,
             "The static audit (written before the application was used):",
@@ -394,8 +395,7 @@ class _Evidence:
             f"The agent's actions ({len(self._trace)} steps; times are on the recording's clock, "
             f"{self._video_s:.1f} s long):",
             fence("trace", self._clean("\n".join(trace_lines(self._trace[:60])) or "(no steps)", "trace")),
-            "The agent's summary:", fence("agent summary", self._clean(json.dumps(summary, ensure_ascii=False,
-                                                                                  indent=1), "agent summary")),
+            "The agent's summary:", fence("agent summary", self._clean(summary_text(summary), "agent summary")),
             "Baselines:\n" + bases, self._categories(),
         ])}]
         content += self._image(BundleFile.screenshot("desktop"), "First screenshot, desktop")
@@ -412,7 +412,7 @@ class _Evidence:
         most two steps on (the Enter or submit that followed counts; controls tried later do not)."""
         if not self._result_shots:
             return []
-        numbers = [int(s["step"]) for s in self._trace if _entered(s)]
+        numbers = [s.step for s in self._trace if _entered(s)]
         content: list[dict[str, Any]] = []
         for at, number in list(enumerate(numbers))[:self._result_shots]:
             shown = min(numbers[at + 1] if at + 1 < len(numbers) else number + 2, number + 2)
@@ -425,7 +425,7 @@ class _Evidence:
         """What problems may cite in this bundle."""
         files = tuple(sorted(p for p in self._files if BundleFile.in_source(p) or (p.startswith("static/")
                                                    and p.endswith((".png", ".json")))))
-        return Citable(steps=tuple(int(s["step"]) for s in self._trace), video_s=self._video_s, files=files)
+        return Citable(steps=tuple(s.step for s in self._trace), video_s=self._video_s, files=files)
 
     def check(self, problem: _Problem) -> str:
         """Why a problem cannot be used, or ``""``."""
@@ -435,7 +435,7 @@ class _Evidence:
             return f"category {problem.category!r} is not a {problem.dimension} category"
         if cite.step is None and cite.video_time_s is None and not cite.file:
             return f"problem {problem.description[:60]!r} cites no step, time or file"
-        return cite_error(cite, tuple(int(s["step"]) for s in self._trace), self._video_s, self._files)
+        return cite_error(cite, tuple(s.step for s in self._trace), self._video_s, self._files)
 
     def check_bases(self, findings: _Findings) -> list[str]:
         """Why the baselines cannot be used."""
@@ -459,37 +459,41 @@ def brief_text(query: Query) -> str:
                                                                     else "")))
 
 
-def trace_lines(trace: Iterable[dict[str, Any]]) -> list[str]:
+def trace_lines(trace: Iterable[StepRecord]) -> list[str]:
     """One line per step of an interaction trace: when, what was done to which control, and what came of it.
 
     The lines hold page text (control labels, typed text, errors): redact and fence them before a model sees them.
     """
     lines = []
     for step in trace:
-        target = step.get("target") or {}
-        what = (target.get("label") or target.get("selector") or "")[:80]
-        result = step.get("result") or {}
+        what = (step.target.label or step.target.selector if step.target is not None else "")[:80]
+        action, result = step.action, step.result
         lines.append(
-            f"step {step['step']} at {step.get('action_start_s')} s: {step['action']['kind']} {what!r}"
-            + (f" typing {step['action'].get('text')!r}" if step["action"].get("text") else "")
-            + f" -> {result.get('status')}" + (f" ({result.get('detail')})" if result.get("detail") else "")
-            + (f"; errors: {list(result.get('errors') or [])[:2]}" if result.get("errors") else ""))
+            f"step {step.step} at {step.action_start_s} s: {action.kind} {what!r}"
+            + (f" typing {action.text!r}" if action.text else "")
+            + f" -> {result.status}" + (f" ({result.detail})" if result.detail else "")
+            + (f"; errors: {result.errors[:2]}" if result.errors else ""))
     return lines
 
 
-def _entered(step: dict[str, Any]) -> bool:
+def summary_text(summary: AgentSummary | None) -> str:
+    """The agent's summary as a judge model is shown it (``{}`` when there is none). Page text: redact it."""
+    return json.dumps(summary.model_dump(mode="json") if summary is not None else {}, ensure_ascii=False, indent=1)
+
+
+def _entered(step: StepRecord) -> bool:
     """Whether a trace step entered a value: typed, chose an option, or moved a slider."""
-    target = step.get("target") or {}
-    return (step["action"]["kind"] in ("type", "select") or target.get("intent") == "slider"
-            or (target.get("type") == "range" and step["action"]["kind"] in ("click", "drag")))
+    kind, target = step.action.kind, step.target
+    return (kind in (ActionKind.TYPE, ActionKind.SELECT) or (target is not None and target.intent == "slider")
+            or (target is not None and target.type == "range" and kind in (ActionKind.CLICK, ActionKind.DRAG)))
 
 
-def console_lines(console: list[dict[str, Any]], most: int) -> list[str]:
+def console_lines(console: list[ConsoleEntry], most: int) -> list[str]:
     """The first ``most`` errors of a bundle's ``console.json`` (uncaught and console errors; the rest is noise),
     one line each with its phase and, when known, its time in the recording. Page text: redact and fence them."""
-    important = [e for e in console if e.get("class") in ("uncaught", "error")][:most]
-    return [f"[{e.get('phase')}] {e.get('class')}: {str(e.get('text'))[:300]}"
-            + (f" (video {e['video_time_s']} s)" if e.get("video_time_s") is not None else "") for e in important]
+    important = [e for e in console if e.klass in (ConsoleClass.UNCAUGHT, ConsoleClass.ERROR)][:most]
+    return [f"[{e.phase}] {e.klass}: {e.text[:300]}"
+            + (f" (video {e.video_time_s} s)" if e.video_time_s is not None else "") for e in important]
 
 
 def stills(bundle: EvidenceBundle, limit: int) -> list[tuple[float, str]]:

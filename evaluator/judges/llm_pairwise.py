@@ -19,7 +19,6 @@ naming the problem; still unusable after it, that dimension is dropped (listed i
 from __future__ import annotations
 
 import base64
-import json
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -35,6 +34,7 @@ from evaluator.judges.llm_judge import (
     cite_schemas,
     console_lines,
     stills,
+    summary_text,
     trace_lines,
 )
 from evaluator.judges.pairwise import pairwise_judges
@@ -116,21 +116,19 @@ def _side(bundle: EvidenceBundle, name: str, options: LLMPairwiseOptions) -> _Si
     Only its heading names the position: the rest reads the same whichever side the app is on, so that what
     the model is shown of an app does not change when the order is swapped.
     """
-    trace: list[dict[str, Any]] = bundle.json(BundleFile.TRACE) if bundle.has(
-        BundleFile.TRACE) else []
-    result = bundle.json(BundleFile.RESULT) if bundle.has(BundleFile.RESULT) else {}
-    video_s = float(result.get("video_duration_s") or 0.0)
-    summary = bundle.json(BundleFile.AGENT_SUMMARY) if bundle.has(BundleFile.AGENT_SUMMARY) else {}
-    console = bundle.json(BundleFile.CONSOLE) if bundle.has(BundleFile.CONSOLE) else []
+    trace = bundle.trace()
+    result = bundle.interaction() if bundle.has(BundleFile.RESULT) else None
+    video_s = result.video_duration_s if result is not None else 0.0
+    console = bundle.console()
     files = tuple(sorted(e.path for e in bundle.manifest.files
                          if e.path.startswith("static/") and e.path.endswith((".png", ".json"))))
-    citable = Citable(steps=tuple(int(s["step"]) for s in trace), video_s=video_s, files=files)
+    citable = Citable(steps=tuple(s.step for s in trace), video_s=video_s, files=files)
     shown = trace[:options.trace_steps]
     lines = trace_lines(shown) + ([f"({len(trace) - len(shown)} later steps not shown)"] if len(trace) > len(shown)
                                   else [])
     # Redacted, but the findings are not recorded: the absolute verdict on the same bundle already flags the run.
     steps = redact("\n".join(lines) or "(no steps)", "trace")[0]
-    notes = redact(json.dumps(summary, ensure_ascii=False, indent=1), "agent summary")[0]
+    notes = redact(summary_text(bundle.agent_summary()), "agent summary")[0]
     errors = redact("\n".join(console_lines(console, 8)) or "(no console errors)", "console")[0]
     text = "\n\n".join([
         f"## App shown {name}",

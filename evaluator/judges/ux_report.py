@@ -37,7 +37,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from evaluator.errors import ConfigError, JudgeOutputError
 from evaluator.evidence.bundle import BundleFile, EvidenceBundle
 from evaluator.evidence.keyframes import keyframes
-from evaluator.judges.llm_judge import INJECTION_FLAG, Cite
+from evaluator.judges.llm_judge import INJECTION_FLAG, Cite, console_lines, summary_text, trace_lines
 from evaluator.keys import content_key, sha256_bytes
 from evaluator.llm.client import ChatClient, ChatRequest, ChatResult, ModelAccess, ModelOptions
 from evaluator.models import EvidenceRef, JudgeInfo, Severity, UxDimension, UxFinding, UxReport
@@ -289,17 +289,14 @@ class _UxEvidence:
         """Passages that addressed the evaluator and were cut (the report is flagged)."""
         self.query = bundle.query()
         self._files = sorted(entry.path for entry in bundle.manifest.files)
-        trace: list[dict[str, Any]] = self._json(BundleFile.TRACE, [])
+        trace = bundle.trace()
         self._trace = trace[:options.trace_steps]
         self._all_steps = len(trace)
-        result: dict[str, Any] = self._json(BundleFile.RESULT, {})
-        video_s = float(result.get("video_duration_s") or 0.0)
+        result = bundle.interaction() if bundle.has(BundleFile.RESULT) else None
+        video_s = result.video_duration_s if result is not None else 0.0
         files = tuple(p for p in self._files if BundleFile.in_source(p)
                       or (p.startswith("static/") and p.endswith((".png", ".json"))))
-        self.citable = UxCitable(steps=tuple(int(s["step"]) for s in self._trace), video_s=video_s, files=files)
-
-    def _json(self, rel: str, default: Any) -> Any:
-        return self.bundle.json(rel) if self.bundle.has(rel) else default
+        self.citable = UxCitable(steps=tuple(s.step for s in self._trace), video_s=video_s, files=files)
 
     def _clean(self, text: str, source: str) -> str:
         cleaned, found = redact(text, source)
@@ -317,10 +314,13 @@ class _UxEvidence:
         text = "\n\n".join([
             self._brief(), "The application's source code:", self._source(),
             f"The agent's actions ({self._all_steps} steps, {len(self._trace)} shown; times are on the recording's "
-            f"clock, {video_s:.2f} s long):", fence("trace", self._clean(self._trace_lines(), "trace")),
-            "The agent's summary:", fence("agent summary", self._clean(json.dumps(
-                self._json(BundleFile.AGENT_SUMMARY, {}), ensure_ascii=False, indent=1), "agent summary")),
-            "Browser console errors:", fence("console", self._clean(self._console(), "console")),
+            f"clock, {video_s:.2f} s long):",
+            fence("trace", self._clean("\n".join(trace_lines(self._trace)) or "(no steps)", "trace")),
+            "The agent's summary:",
+            fence("agent summary", self._clean(summary_text(self.bundle.agent_summary()), "agent summary")),
+            "Browser console errors:",
+            fence("console", self._clean("\n".join(console_lines(self.bundle.console(), 30)) or "(no errors)",
+                                         "console")),
             "The seven dimensions (score each 1-5):\n" + dimensions, "Severities:\n" + severities,
             self.citable.listing()])
         return [{"type": "text", "text": text}, *self._images()]
@@ -344,24 +344,6 @@ class _UxEvidence:
             used += len(clipped)
             parts.append(fence(path, self._clean(clipped, path)))
         return "\n\n".join(parts) or "(no source files)"
-
-    def _trace_lines(self) -> str:
-        lines = []
-        for step in self._trace:
-            action, target, result = step.get("action") or {}, step.get("target") or {}, step.get("result") or {}
-            what = str(target.get("label") or target.get("selector") or "")[:80]
-            lines.append(
-                f"step {step['step']} at {step.get('action_start_s')} s: {action.get('kind')} {what!r}"
-                + (f" typing {action.get('text')!r}" if action.get("text") else "")
-                + f" -> {result.get('status')}" + (f" ({result.get('detail')})" if result.get("detail") else "")
-                + (f"; errors: {list(result.get('errors') or [])[:2]}" if result.get("errors") else ""))
-        return "\n".join(lines) or "(no steps)"
-
-    def _console(self) -> str:
-        entries = [e for e in self._json(BundleFile.CONSOLE, []) if e.get("class") in ("uncaught", "error")][:30]
-        return "\n".join(f"[{e.get('phase')}] {e.get('class')}: {str(e.get('text'))[:300]}"
-                         + (f" (video {e['video_time_s']} s)" if e.get("video_time_s") is not None else "")
-                         for e in entries) or "(no errors)"
 
     def _images(self) -> list[dict[str, Any]]:
         if not self.options.images:

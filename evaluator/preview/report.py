@@ -15,6 +15,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict
 
 from evaluator.evidence.bundle import BundleFile, EvidenceBundle
+from evaluator.evidence.console import ConsoleClass
 from evaluator.package_data import package_text
 from evaluator.preview.checks import DEFAULT_CHECKS, PreviewCheck
 
@@ -86,7 +87,7 @@ def preview_report(bundle: EvidenceBundle, *, origin: str | None,
                                                                    *_blank(bundle))
                   if p.kind in checks or p.kind in _ALWAYS_TOLD}.values())
     found.sort(key=lambda p: _SEVERITY.index(p.kind))  # stable: within a kind, as they happened
-    dropped = int(bundle.json(BundleFile.RESULT).get("console_entries_dropped", 0))
+    dropped = bundle.interaction().console_entries_dropped
     problems = [PreviewProblem(**p.model_dump(exclude={"diagnosis"}), diagnosis=guide["kinds"][p.kind]["diagnosis"])
                 for p in found[:_MAX_PROBLEMS]]
     next_action = (guide["kinds"][problems[0].kind]["next_action"] if problems else guide["ok"]["next_action"])
@@ -131,19 +132,19 @@ def _failure(bundle: EvidenceBundle) -> list[PreviewProblem]:
 
 def _console(bundle: EvidenceBundle, origin: str | None) -> list[PreviewProblem]:
     problems = []
-    for entry in bundle.json(BundleFile.CONSOLE):
-        if entry["kind"] == "requestfailed":
+    for entry in bundle.console():
+        if entry.kind == "requestfailed":
             kind = PreviewCheck.FAILED_REQUESTS
-        elif entry["class"] == "uncaught":
+        elif entry.klass is ConsoleClass.UNCAUGHT:
             kind = PreviewCheck.RUNTIME_EXCEPTIONS
-        elif entry["class"] == "error":
+        elif entry.klass is ConsoleClass.ERROR:
             kind = PreviewCheck.CONSOLE_ERRORS
         else:
             continue
-        url = str(entry.get("url") or "")
+        url = entry.url
         file = url[len(origin) + 1:].split("?", 1)[0] if origin and url.startswith(origin + "/") else None
-        problems.append(PreviewProblem(kind=kind, message=str(entry["text"])[:500], file=file or None,
-                                       line=entry.get("line") if file else None, diagnosis=""))
+        problems.append(PreviewProblem(kind=kind, message=entry.text[:500], file=file or None,
+                                       line=entry.line if file else None, diagnosis=""))
     return problems
 
 

@@ -38,7 +38,8 @@ def _step(n: int, selector: str, status: str = "changed", *, state: str = "s0", 
     return {
         "step": n, "observation_state": state, "element_count": 30, "screenshot": f"interaction/step-{n:03d}.png",
         "action": {"kind": kind, "element": 0, "text": "abc" if kind == "type" else None},
-        "target": {"selector": selector, "label": selector.lstrip("#")},
+        "target": {"index": 0, "selector": selector, "tag": "button", "label": selector.lstrip("#"), "x": 10.0,
+                   "y": 10.0, "width": 80.0, "height": 30.0, "in_viewport": True},
         "result": {"status": status, "detail": "" if status == "changed" else f"{status} detail",
                    "dom_changed": status == "changed", "visual_changed": False, "errors": list(errors)},
         "observed_at_s": float(n), "deliberation_s": 0.1, "action_start_s": n + 0.2, "action_end_s": n + 0.8,
@@ -46,7 +47,7 @@ def _step(n: int, selector: str, status: str = "changed", *, state: str = "s0", 
 
 
 def _console(phase: str, klass: str, text: str) -> dict[str, Any]:
-    return {"wall": 0.0, "phase": phase, "kind": "pageerror" if klass == "uncaught" else "error",
+    return {"phase": phase, "kind": "pageerror" if klass == "uncaught" else "error",
             "class": klass, "text": text, "url": ""}
 
 
@@ -64,7 +65,8 @@ def _healthy() -> Files:
         DESKTOP: {"facts": facts, "image": image, "timings": {"load_s": 0.4}},
         MOBILE: {"facts": mobile, "image": dict(image), "timings": {"load_s": 0.3}},
         TRACE: [_step(1, "#add"), _step(2, "#done"), _step(3, "#reset")],
-        RESULT: {"coverage": {"salient": 3, "exercised": 3, "remaining": []}, "error": None},
+        RESULT: {"ended_by": "policy", "coverage": {"salient": 3, "exercised": 3, "remaining": []}, "error": None,
+                 "console_entries_dropped": 0},
         CONSOLE: [],
         SHOT: design_screenshot(),
     }
