@@ -3,10 +3,16 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
+from typing import Any
 
 import pytest
 
-from evaluator.evidence.bundle import BundleFile
+from evaluator.agents.observation import ActionKind, ResultStatus
+from evaluator.errors import EvidenceError
+from evaluator.evidence.bundle import BundleFile, EvidenceBundle, EvidenceWriter
+from evaluator.evidence.console import ConsoleClass
+from evaluator.models import AgentConfig, ToolVersions
 from tests.support import ROOT
 
 pytestmark = pytest.mark.pure
@@ -47,3 +53,63 @@ def test_the_layout_names_the_files_collectors_wrote_before() -> None:
         "interaction/trace.json", "interaction/result.json", "interaction/video.mp4")
     assert BundleFile.screenshot("mobile", full=True) == "static/mobile-full.png"
     assert BundleFile.step_shot(7) == "interaction/steps/007.jpg" and BundleFile.in_source("source/app.js")
+
+
+def test_the_judges_read_the_trace_result_console_and_summary_only_as_records() -> None:
+    """``bundle.trace()``, ``interaction()``, ``console()`` and ``agent_summary()`` are how a reader gets them: a
+    module reading them as raw JSON would read dicts the type checker cannot follow. (The HTML report keeps its
+    own tolerant reader: it shows damaged bundles too.)"""
+    raw = re.compile(r"\.json\(BundleFile\.(TRACE|RESULT|CONSOLE|AGENT_SUMMARY)\b")
+    found = [f"{path.relative_to(ROOT)}: {m.group(0)}" for top in ("evaluator", "cluster")
+             for path in sorted((ROOT / top).rglob("*.py")) if str(path.relative_to(ROOT)) not in (
+                 _HOME, "cluster/report/html.py")
+             for m in raw.finditer(path.read_text(encoding="utf-8"))]
+    assert found == [], found
+
+
+def _committed(root: Path, files: dict[str, Any]) -> EvidenceBundle:
+    writer = EvidenceWriter(root)
+    for rel, data in files.items():
+        writer.write_json(rel, data)
+    tools = ToolVersions(evalgrid="0", collector="collector-7", browser="none", playwright="none", ffmpeg="none",
+                         sandbox="local")
+    writer.commit(evidence_key="ev", artifact_key="art", agent=AgentConfig(), tools=tools, timings={})
+    return EvidenceBundle(root)
+
+
+_OLD_STEP = {"step": 1, "observation_state": "s0", "element_count": 3, "screenshot": "interaction/steps/001.jpg",
+             "action": {"kind": "click", "element": 0, "text": None, "amount": None, "reason": "try it"},
+             "target": {"index": 0, "selector": "#add", "tag": "button", "label": "Add", "x": 1.0, "y": 2.0,
+                        "width": 80.0, "height": 30.0, "in_viewport": True},
+             "result": {"status": "changed", "detail": "", "dom_changed": True, "visual_changed": True, "errors": []},
+             "observed_at_s": 0.5, "deliberation_s": 0.1, "action_start_s": 0.7, "action_end_s": 1.2}
+"""A step as collector-7 wrote it: no ``input_at_s``, no effect, probe, shape or intent (added since)."""
+
+
+def test_records_written_by_an_older_collector_read_as_records(tmp_path: Path) -> None:
+    bundle = _committed(tmp_path / "b", {
+        BundleFile.TRACE: [_OLD_STEP],
+        BundleFile.RESULT: {"ended_by": "policy", "error": None, "coverage": None, "steps": 1, "video_duration_s": 2.5,
+                            "frames": 40, "wall_duration_s": 2.6, "console_entries_dropped": 0,
+                            "audio": {"track": False, "note": "no video"}},
+        BundleFile.CONSOLE: [{"phase": "load", "kind": "pageerror", "class": "uncaught", "text": "TypeError: x",
+                              "url": ""}],
+    })
+    [step] = bundle.trace()
+    assert (step.action.kind, step.target and step.target.selector, step.result.status) == (
+        ActionKind.CLICK, "#add", ResultStatus.CHANGED)
+    assert step.input_at_s is None and step.result.effect is None
+    result = bundle.interaction()
+    assert (result.version, result.video_duration_s, result.console_errors_dropped) == (1, 2.5, 0)
+    [entry] = bundle.console()
+    assert (entry.klass, entry.video_time_s, entry.line) == (ConsoleClass.UNCAUGHT, None, None)
+    assert bundle.agent_summary() is None
+
+
+def test_a_trace_the_collector_did_not_write_is_an_evidence_error_that_says_recollect(tmp_path: Path) -> None:
+    bundle = _committed(tmp_path / "b", {BundleFile.TRACE: [{**_OLD_STEP, "action": {"kind": "teleport"}}]})
+    with pytest.raises(EvidenceError, match=r"interaction/trace.json is not what the collector writes.*recollect"):
+        bundle.trace()
+    with pytest.raises(EvidenceError, match="missing from the bundle"):
+        bundle.interaction()
+    assert bundle.console() == []
