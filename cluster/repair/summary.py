@@ -10,12 +10,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, model_validator
 from rich.markup import escape
 from rich.table import Table
 
 from cluster.reduce import statistics as st
+from cluster.reduce.records import Interval
 from cluster.store.layout import RunFile, per_judge_records
 from evaluator import UxDimension
 
@@ -27,17 +29,6 @@ _SAMPLES = 1000
 
 class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
-
-
-class Interval(_Model):
-    """A mean with its 95 % bootstrap interval over fixtures."""
-
-    mean: float
-    """The mean."""
-    low: float
-    """Lower bound."""
-    high: float
-    """Upper bound."""
 
 
 class DimensionLift(_Model):
@@ -55,6 +46,18 @@ class DimensionLift(_Model):
     """Mean score of the repaired apps."""
     lift: Interval
     """Mean of repaired minus original, paired per fixture."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _counted(cls, data: Any) -> Any:
+        # Lift files written before the intervals recorded their n: each interval is over the paired fixtures.
+        if not isinstance(data, dict) or not isinstance(data.get("fixtures"), int):
+            return data
+        counted = dict(data)
+        for name in ("original", "repaired", "lift"):
+            if isinstance(data.get(name), dict):
+                counted[name] = {"n": data["fixtures"], **data[name]}
+        return counted
 
 
 class FixtureLift(_Model):
@@ -129,7 +132,7 @@ def dimension_lifts(fixtures: Sequence[FixtureLift], seed: int = 0) -> list[Dime
 
 def _interval(values: Sequence[float], seed: int) -> Interval:
     mean = st.bootstrap_mean(values, samples=_SAMPLES, seed=seed)
-    return Interval(mean=round(mean.mean, 3), low=round(mean.low, 3), high=round(mean.high, 3))
+    return Interval(mean=round(mean.mean, 3), low=round(mean.low, 3), high=round(mean.high, 3), n=mean.n)
 
 
 def read_lifts(run_dir: Path) -> list[RepairLiftSummary]:

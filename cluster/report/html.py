@@ -41,7 +41,6 @@ from cluster.reduce.records import (
     SliceCell,
 )
 from cluster.repair.summary import LIFT_DIMENSIONS, DimensionLift, FixtureLift, RepairLiftSummary, read_lifts
-from cluster.repair.summary import Interval as LiftInterval
 from evaluator import EvidenceManifest, EvidenceRef, FailureAttribution, StagePaths, UxDimension, Verdict
 from evaluator.agents import StepRecord
 from evaluator.evidence import PREVIEW_ROUNDS, BundleFile
@@ -860,7 +859,7 @@ def _repair_lift(summary: RepairLiftSummary) -> str:
             f"{_lift_dimensions(summary.dimensions)}{_lift_fixtures(summary.per_fixture)}</div>")
 
 
-def _mean_cell(iv: LiftInterval) -> str:
+def _mean_cell(iv: Interval) -> str:
     return f'<td class="num">{iv.mean:.2f} <span class="bounds">[{iv.low:.2f}, {iv.high:.2f}]</span></td>'
 
 

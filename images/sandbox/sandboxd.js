@@ -166,7 +166,7 @@ server.listen(APP_PORT, "127.0.0.1");
 // ---------------------------------------------------------------------------------- sound
 
 // The page's sound: a private PulseAudio daemon with one null sink ("evalgrid"); the driver records
-// its monitor with `docker exec ... parec` (evaluator/soundtrack.py). Everything lives under
+// its monitor with `docker exec ... parec` (evaluator/evidence/soundtrack.py). Everything lives under
 // PULSE_DIR because the root filesystem is read-only. Flags as measured there: no realtime or
 // shm (no capabilities, tiny /dev/shm), norewinds so a new recording gets data at once.
 function startAudio(onReady) {

@@ -12,6 +12,7 @@ import pytest
 from cluster.cli import main
 from cluster.reduce.leaderboard import build_leaderboard
 from cluster.reduce.reducer import open_run_directory
+from cluster.repair.summary import DimensionLift
 from cluster.store.layout import RunFile
 from cluster.sweep.spec import RecordedPlan, Sweep
 from evaluator.keys import COLLECTOR_VERSION
@@ -89,3 +90,14 @@ def test_the_leaderboard_and_report_come_from_the_old_directory(run_dir: Path,
     assert "careful" in index and "broken" in index
     pages = list((run_dir / "report").rglob("*.html"))
     assert len(pages) >= 1 + 8
+
+
+def test_a_lift_written_before_its_intervals_recorded_n_reads_with_n_the_paired_fixtures() -> None:
+    """The repair lift's intervals are the leaderboard's ``Interval`` now; a lift file written before had no ``n``."""
+    old = {"dimension": "functional", "scale": "0-8", "fixtures": 4,
+           "original": {"mean": 3.0, "low": 2.0, "high": 4.0}, "repaired": {"mean": 5.0, "low": 4.0, "high": 6.0},
+           "lift": {"mean": 2.0, "low": 1.0, "high": 3.0}}
+    lift = DimensionLift.model_validate(old)
+    assert (lift.original.n, lift.repaired.n, lift.lift.n) == (4, 4, 4)
+    assert lift.lift.mean == 2.0
+    assert DimensionLift.model_validate(lift.model_dump()) == lift

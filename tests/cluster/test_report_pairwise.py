@@ -20,7 +20,6 @@ from cluster.pairwise.summary import (
 )
 from cluster.reduce.records import CandidateSummary, Interval, Pairwise, Rating, Reduction, RunRow
 from cluster.repair.summary import DimensionLift, FixtureLift, RepairLiftSummary, read_lifts
-from cluster.repair.summary import Interval as LiftInterval
 from cluster.report.html import COMPARE_COMMAND, LIFT_COMMAND, write_report
 from cluster.store.layout import RunFile
 from tests.cluster.test_report import XSS, _assert_links_resolve
@@ -88,8 +87,8 @@ def _pairwise_summary(judge: str, known: bool, human: bool) -> PairwiseSummary:
         human=votes if human else None)
 
 
-def _iv(mean: float, low: float, high: float) -> LiftInterval:
-    return LiftInterval(mean=mean, low=low, high=high)
+def _iv(mean: float, low: float, high: float) -> Interval:
+    return Interval(mean=mean, low=low, high=high, n=3)
 
 
 def _lift_summary(judge: str, gain: float) -> RepairLiftSummary:
