@@ -8,8 +8,16 @@ from __future__ import annotations
 
 import functools
 from importlib import resources
+from typing import Any, TypeAlias
+
+import yaml
 
 from evaluator.errors import ConfigError
+
+YamlDocument: TypeAlias = dict[str, Any]
+"""A rubric, policy or guide as its YAML file gives it. Kept a mapping on purpose: a versioned rubric's rows carry
+the flags of the version that added them and old versions stay readable byte for byte, so readers look a row's
+keys up instead of validating one schema that every version would have to fit."""
 
 
 @functools.cache
@@ -19,3 +27,16 @@ def package_text(kind: str, name: str) -> str:
     if not path.is_file():
         raise ConfigError(f"no {kind[:-1]} {name!r} in evalgrid's package data; reinstall evalgrid (`make setup`)")
     return path.read_text(encoding="utf-8")
+
+
+def yaml_document(text: str, name: str) -> YamlDocument:
+    """``text`` (the file ``name``) parsed as a YAML mapping; anything else is a :class:`ConfigError`."""
+    document = yaml.safe_load(text)
+    if not isinstance(document, dict):
+        raise ConfigError(f"{name} is not a YAML mapping; reinstall evalgrid (`make setup`)")
+    return document
+
+
+def package_yaml(kind: str, name: str) -> YamlDocument:
+    """The YAML mapping ``<kind>/<name>`` of the ``evaluator`` package."""
+    return yaml_document(package_text(kind, name), f"{kind}/{name}")

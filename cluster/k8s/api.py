@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import os
 from pathlib import Path
+from typing import Any, TypeAlias
 
 from kubernetes import client as k8s
 from kubernetes import config as k8s_config
@@ -12,6 +13,10 @@ from kubernetes import config as k8s_config
 from evaluator import ConfigError
 
 _SERVICE_ACCOUNT_NAMESPACE = Path("/var/run/secrets/kubernetes.io/serviceaccount/namespace")
+
+KubeObject: TypeAlias = dict[str, Any]
+"""A Kubernetes object (a pod or job manifest, a RayCluster, a status) as the API takes and returns it: the
+API's own schema, read only where evalgrid needs a field, so a mapping rather than a model of every kind."""
 
 
 def _kubeconfig() -> str | None:

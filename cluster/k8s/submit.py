@@ -26,7 +26,7 @@ from kubernetes import client as k8s
 from kubernetes.client.exceptions import ApiException
 from pydantic import BaseModel, ConfigDict
 
-from cluster.k8s.api import api_client
+from cluster.k8s.api import KubeObject, api_client
 from cluster.sweep.inputs import InputsRef
 from evaluator import ConfigError, InfrastructureError
 
@@ -80,7 +80,7 @@ def job_name(sweep_name: str, inputs: InputsRef, run_dir: str) -> str:
 
 
 def rayjob_manifest(*, name: str, namespace: str, cluster: str, sweep_name: str, inputs: InputsRef, run_dir: str,
-                    workers: int | None = None, submitter: dict[str, Any] | None = None) -> dict[str, Any]:
+                    workers: int | None = None, submitter: KubeObject | None = None) -> KubeObject:
     """The RayJob that runs the sweep on ``cluster`` (the chart's RayCluster).
 
     ``submitter`` is the submitter pod template (:func:`submitter_template`); ``None`` leaves it to KubeRay.
@@ -91,7 +91,7 @@ def rayjob_manifest(*, name: str, namespace: str, cluster: str, sweep_name: str,
         argv += ["--workers", str(workers)]
     labels = {"app.kubernetes.io/name": "evalgrid", "app.kubernetes.io/component": "job",
               SWEEP_LABEL: re.sub(r"[^A-Za-z0-9_.-]", "-", sweep_name)[:63]}
-    spec: dict[str, Any] = {
+    spec: KubeObject = {
         "entrypoint": shlex.join(argv),
         "clusterSelector": {"ray.io/cluster": cluster},
         "submissionMode": "K8sJobMode",
@@ -104,7 +104,7 @@ def rayjob_manifest(*, name: str, namespace: str, cluster: str, sweep_name: str,
             "metadata": {"name": name, "namespace": namespace, "labels": labels}, "spec": spec}
 
 
-def ray_auth_env(cluster: dict[str, Any]) -> list[dict[str, Any]]:
+def ray_auth_env(cluster: KubeObject) -> list[KubeObject]:
     """The environment a Ray client of ``cluster`` (a RayCluster object) needs for its token auth.
 
     ``[]`` when the cluster runs without token authentication. The token is only ever referenced
@@ -130,7 +130,7 @@ def ray_auth_env(cluster: dict[str, Any]) -> list[dict[str, Any]]:
                       "chart's ray.auth.tokenSecret) and reference it")
 
 
-def submitter_template(cluster: dict[str, Any]) -> dict[str, Any]:
+def submitter_template(cluster: KubeObject) -> KubeObject:
     """The submitter pod of a RayJob on ``cluster`` (a RayCluster object), made from its head.
 
     The head's image (it has ``ray``), pod and container security contexts and pull secrets; the
@@ -145,7 +145,7 @@ def submitter_template(cluster: dict[str, Any]) -> dict[str, Any]:
     instance = head.get("metadata", {}).get("labels", {}).get(INSTANCE_LABEL)
     if instance:
         labels[INSTANCE_LABEL] = instance
-    container: dict[str, Any] = {"name": "ray-job-submitter", "image": ray_container.get("image", ""),
+    container: KubeObject = {"name": "ray-job-submitter", "image": ray_container.get("image", ""),
                                  "resources": _SUBMITTER_RESOURCES}
     for key in ("imagePullPolicy", "securityContext"):
         if key in ray_container:
@@ -153,7 +153,7 @@ def submitter_template(cluster: dict[str, Any]) -> dict[str, Any]:
     env = ray_auth_env(cluster)
     if env:
         container["env"] = env
-    spec: dict[str, Any] = {"restartPolicy": "Never", "automountServiceAccountToken": False,
+    spec: KubeObject = {"restartPolicy": "Never", "automountServiceAccountToken": False,
                             "containers": [container]}
     for key in ("securityContext", "imagePullSecrets"):
         if key in head_spec:
@@ -161,11 +161,11 @@ def submitter_template(cluster: dict[str, Any]) -> dict[str, Any]:
     return {"metadata": {"labels": labels}, "spec": spec}
 
 
-def _head_container(cluster: dict[str, Any]) -> dict[str, Any]:
+def _head_container(cluster: KubeObject) -> KubeObject:
     """The head's Ray container (KubeRay's containers[0]), or ``{}``."""
     containers = cluster.get("spec", {}).get("headGroupSpec", {}).get("template", {}).get("spec", {}).get(
         "containers") or [{}]
-    container: dict[str, Any] = containers[0]
+    container: KubeObject = containers[0]
     return container
 
 
@@ -190,7 +190,7 @@ async def find_cluster(namespace: str, *, api: k8s.CustomObjectsApi | None = Non
     raise ConfigError(f"{len(names)} evalgrid RayClusters in {namespace} ({', '.join(names)}); pick one with --cluster")
 
 
-async def read_cluster(name: str, namespace: str, *, api: k8s.CustomObjectsApi | None = None) -> dict[str, Any]:
+async def read_cluster(name: str, namespace: str, *, api: k8s.CustomObjectsApi | None = None) -> KubeObject:
     """The RayCluster ``name`` in ``namespace``."""
     api = api or _custom()
     try:
@@ -202,7 +202,7 @@ async def read_cluster(name: str, namespace: str, *, api: k8s.CustomObjectsApi |
         raise InfrastructureError(f"could not read RayCluster {name}: {exc.status} {exc.reason}") from exc
 
 
-async def create_job(manifest: dict[str, Any], *, api: k8s.CustomObjectsApi | None = None) -> None:
+async def create_job(manifest: KubeObject, *, api: k8s.CustomObjectsApi | None = None) -> None:
     """Create the RayJob; a job of the same name means the same sweep was already submitted."""
     api = api or _custom()
     namespace, name = manifest["metadata"]["namespace"], manifest["metadata"]["name"]
@@ -261,7 +261,7 @@ async def follow_job(name: str, namespace: str, on_change: Callable[[JobStatus],
         await asyncio.sleep(interval_s)
 
 
-async def _call(method: Callable[..., object], *args: Any, **kwargs: Any) -> dict[str, Any]:
+async def _call(method: Callable[..., object], *args: Any, **kwargs: Any) -> KubeObject:
     """A custom-objects call in a thread; its answer is a JSON object."""
     answer = await asyncio.to_thread(method, *args, **kwargs)
     if not isinstance(answer, dict):
@@ -269,7 +269,7 @@ async def _call(method: Callable[..., object], *args: Any, **kwargs: Any) -> dic
     return answer
 
 
-def _status(job: dict[str, Any]) -> JobStatus:
+def _status(job: KubeObject) -> JobStatus:
     meta, spec, status = job.get("metadata", {}), job.get("spec", {}), job.get("status") or {}
     return JobStatus(
         name=meta.get("name", ""), sweep=meta.get("labels", {}).get(SWEEP_LABEL, ""),

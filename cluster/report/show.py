@@ -12,7 +12,7 @@ from rich.panel import Panel
 from rich.table import Table
 
 from evaluator import EvidenceError, Outcome, StagePaths, Verdict
-from evaluator.evidence import BundleFile, read_manifest
+from evaluator.evidence import BundleFile, EvidenceBundle, read_manifest
 
 
 def run_panel(run_dir: Path, outcome: Outcome) -> RenderableType:
@@ -31,7 +31,7 @@ def run_panel(run_dir: Path, outcome: Outcome) -> RenderableType:
     if bundle is not None:
         query = _json(bundle / BundleFile.QUERY) or {}
         header.add_row("brief", escape(str(query.get("brief", ""))))
-        video = bundle / "interaction" / "video.mp4"
+        video = bundle / BundleFile.VIDEO
         header.add_row("video", str(video) if video.is_file() else "none")
         try:
             manifest = read_manifest(bundle)
@@ -49,7 +49,7 @@ def run_panel(run_dir: Path, outcome: Outcome) -> RenderableType:
         header.add_row("judge", escape(verdict.label))
         parts.append(_attributions(verdict))
     if bundle is not None:
-        parts.append(_steps(_json(bundle / "interaction" / "trace.json") or []))
+        parts.append(_steps(bundle))
     return Panel(Group(*parts), title="evalgrid run", expand=False)
 
 
@@ -71,18 +71,23 @@ def _attributions(verdict: Verdict) -> Table:
     return table
 
 
-def _steps(trace: list[dict[str, Any]]) -> Table:
+def _steps(bundle: Path) -> RenderableType:
+    """The interaction's steps, when the bundle was committed (a bundle the app cut short shows its steps so far)."""
+    try:
+        trace = EvidenceBundle(bundle, allow_incomplete=True).trace()
+    except EvidenceError as exc:
+        return f"interaction: {escape(str(exc)[:300])}"
     table = Table(title="interaction", title_justify="left")
     for column in ("step", "video", "action", "target", "result"):
         table.add_column(column)
     for step in trace:
-        target = step.get("target") or {}
-        result = step["result"]
-        detail = result["status"] + (f": {result['detail']}" if result.get("detail") else "")
-        if result.get("errors"):
-            detail += f" [{len(result['errors'])} error(s)]"
-        table.add_row(str(step["step"]), f"{step['action_start_s']:.1f}s", step["action"]["kind"],
-                      escape(str(target.get("label") or target.get("selector") or "")[:50]), escape(detail[:120]))
+        result = step.result
+        detail = result.status + (f": {result.detail}" if result.detail else "")
+        if result.errors:
+            detail += f" [{len(result.errors)} error(s)]"
+        label = step.target.label or step.target.selector if step.target is not None else ""
+        table.add_row(str(step.step), f"{step.action_start_s:.1f}s", step.action.kind, escape(label[:50]),
+                      escape(detail[:120]))
     return table
 
 

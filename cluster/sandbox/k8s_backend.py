@@ -48,7 +48,7 @@ from kubernetes.client.exceptions import ApiException
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic.alias_generators import to_camel
 
-from cluster.k8s.api import api_client, current_namespace
+from cluster.k8s.api import KubeObject, api_client, current_namespace
 from cluster.sandbox.channel_devtools import OpenUpstream, Upstream
 from cluster.sandbox.channel_gate import connect, open_gate
 from cluster.sandbox.container import (
@@ -106,7 +106,7 @@ class PodSandboxConfig(BaseModel):
     """Requests of each sandbox pod."""
     node_selector: dict[str, str] = Field(default_factory=dict)
     """Node labels sandbox pods must land on."""
-    tolerations: list[dict[str, Any]] = Field(default_factory=list)
+    tolerations: list[KubeObject] = Field(default_factory=list)
     """Tolerations of sandbox pods."""
     image_pull_secrets: list[str] = Field(default_factory=list)
     """Names of Secrets to pull the image with."""
@@ -172,11 +172,11 @@ def k8s_quantity(docker_size: str) -> str:
 
 
 def pod_manifest(*, name: str, image: str, token: str, limits: SandboxLimits, config: PodSandboxConfig,
-                 owner: PodOwner, owner_process: str, kind: Literal["browser", "build"] = "browser") -> dict[str, Any]:
+                 owner: PodOwner, owner_process: str, kind: Literal["browser", "build"] = "browser") -> KubeObject:
     """A sandbox pod (``browser``: the machinery, as its user; ``build``: one app build, as the app's user), as
     sent to the API (a plain manifest, so it can be checked against the schema)."""
     user = int(SANDBOX_USER if kind == "browser" else APP_USER)
-    spec: dict[str, Any] = {
+    spec: KubeObject = {
         "restartPolicy": "Never",
         "automountServiceAccountToken": False,
         "enableServiceLinks": False,
@@ -202,10 +202,10 @@ def pod_manifest(*, name: str, image: str, token: str, limits: SandboxLimits, co
 
 
 def _pod_metadata(name: str, token: str, kind: str, config: PodSandboxConfig, owner: PodOwner,
-                  owner_process: str) -> dict[str, Any]:
+                  owner_process: str) -> KubeObject:
     labels = {**config.labels, ROLE_LABEL: "sandbox", KIND_LABEL: kind, "app.kubernetes.io/name": "evalgrid-sandbox"}
     namespace = config.namespace_for(owner)
-    metadata: dict[str, Any] = {"name": name, "namespace": namespace, "labels": labels,
+    metadata: KubeObject = {"name": name, "namespace": namespace, "labels": labels,
                                 "annotations": {OWNER_ANNOTATION: owner_process, TOKEN_ANNOTATION: token}}
     if owner.pod_uid:
         labels[OWNER_UID_LABEL] = owner.pod_uid
@@ -217,8 +217,8 @@ def _pod_metadata(name: str, token: str, kind: str, config: PodSandboxConfig, ow
     return metadata
 
 
-def _pod_container(kind: str, image: str, limits: SandboxLimits, config: PodSandboxConfig) -> dict[str, Any]:
-    container: dict[str, Any] = {
+def _pod_container(kind: str, image: str, limits: SandboxLimits, config: PodSandboxConfig) -> KubeObject:
+    container: KubeObject = {
         "name": "sandbox" if kind == "browser" else "build",
         "image": image,
         "imagePullPolicy": config.image_pull_policy,

@@ -16,14 +16,13 @@ reached is an infrastructure failure of the run, not a result about the app.
 from __future__ import annotations
 
 import functools
-from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from evaluator.agents.observation import Action, ActionKind, AgentSummary, Observation
 from evaluator.agents.policies import Policy, policies
 from evaluator.errors import ConfigError
-from evaluator.llm.client import ChatClient, ChatRequest, ChatResult, ModelAccess, ModelOptions
+from evaluator.llm.client import ChatClient, ChatRequest, ChatResult, JsonSchema, ModelAccess, ModelOptions, WireObject
 from evaluator.models import AgentConfig, Query
 from evaluator.package_data import package_text
 from evaluator.textsafety import fence, redact
@@ -62,7 +61,7 @@ class _Decision(BaseModel):
     summary: _Summary | None = None
 
 
-def decision_schema() -> dict[str, Any]:
+def decision_schema() -> JsonSchema:
     """JSON schema of one turn's answer."""
     nullable_int = {"anyOf": [{"type": "integer"}, {"type": "null"}]}
     strings = {"type": "array", "maxItems": 40, "items": {"type": "string", "maxLength": 300}}
@@ -113,7 +112,7 @@ class _LLMAgent:
     async def __call__(self, observation: Observation) -> Action:
         if observation.last_action is not None and observation.last_result is not None:
             self._remember(observation)
-        messages: list[dict[str, Any]] = [
+        messages: list[WireObject] = [
             {"role": "system", "content": _prompt().replace("{max_steps}", str(self._max_steps))},
             {"role": "user", "content": self._content(observation)}]
         options = self._options
@@ -150,7 +149,7 @@ class _LLMAgent:
             line += f" ({result.detail[:120]})"
         self._history = [*self._history, line][-self._options.history:]
 
-    def _content(self, observation: Observation) -> list[dict[str, Any]] | str:
+    def _content(self, observation: Observation) -> list[WireObject] | str:
         elements = []
         for e in observation.elements[:_MAX_ELEMENTS]:
             label = redact(e.label, "element label")[0][:80]

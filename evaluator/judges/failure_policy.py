@@ -9,9 +9,6 @@ complete (otherwise aesthetic 0.0: no design was seen). The wording is ``rubrics
 from __future__ import annotations
 
 import functools
-from typing import Any
-
-import yaml
 
 from evaluator.evidence.bundle import MANIFEST, BundleFile, EvidenceBundle
 from evaluator.keys import sha256_bytes
@@ -24,7 +21,7 @@ from evaluator.models import (
     Severity,
     Verdict,
 )
-from evaluator.package_data import package_text
+from evaluator.package_data import YamlDocument, package_text, yaml_document
 
 _FULL_SCALE = 8.0
 """The judge's own deductions on a zeroed dimension are dropped: the failure accounts for all of its points."""
@@ -35,9 +32,8 @@ def _policy_text() -> str:
     return package_text("rubrics", "failure-policy.yaml")
 
 
-def _policy() -> dict[str, Any]:
-    policy: dict[str, Any] = yaml.safe_load(_policy_text())
-    return policy
+def _policy() -> YamlDocument:
+    return yaml_document(_policy_text(), "the failure policy")
 
 
 def policy_version() -> str:

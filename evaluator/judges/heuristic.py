@@ -18,7 +18,6 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
-import yaml
 from pydantic import BaseModel, ConfigDict
 
 from evaluator.agents.observation import (
@@ -51,7 +50,7 @@ from evaluator.models import (
     Severity,
     Verdict,
 )
-from evaluator.package_data import package_text
+from evaluator.package_data import YamlDocument, package_text, yaml_document
 
 _NEAR_EMPTY_ELEMENTS = 12
 _NEAR_EMPTY_TEXT = 20
@@ -81,10 +80,9 @@ DEFAULT_RUBRIC = "heuristic-v6"
 """The rubric a judge built without one uses."""
 
 
-def load_rubric(version: str = DEFAULT_RUBRIC) -> dict[str, Any]:
+def load_rubric(version: str = DEFAULT_RUBRIC) -> YamlDocument:
     """The deduction table ``rubrics/<version>.yaml``."""
-    rubric: dict[str, Any] = yaml.safe_load(_rubric_text(version))
-    return rubric
+    return yaml_document(_rubric_text(version), f"rubrics/{version}.yaml")
 
 
 @dataclass
@@ -92,7 +90,7 @@ class _Ledger:
     """Deductions of one dimension, applied with the rubric's per-category caps."""
 
     dimension: Dimension
-    table: dict[str, dict[str, Any]]
+    table: dict[str, YamlDocument]
     attributions: list[FailureAttribution] = field(default_factory=list)
     taken: dict[str, float] = field(default_factory=lambda: defaultdict(float))
 
@@ -143,7 +141,7 @@ class HeuristicOptions(BaseModel):
 judges.register("heuristic", options=HeuristicOptions)(HeuristicJudge)
 
 
-def _score(bundle: EvidenceBundle, rubric: dict[str, Any], verdict_key: str, version: str) -> Verdict:
+def _score(bundle: EvidenceBundle, rubric: YamlDocument, verdict_key: str, version: str) -> Verdict:
     if bundle.has(BundleFile.STATIC_FAILURE):
         return _never_perceived(bundle, rubric, verdict_key, version)
     query = bundle.query()
@@ -199,7 +197,7 @@ def _score(bundle: EvidenceBundle, rubric: dict[str, Any], verdict_key: str, ver
     )
 
 
-def _blank(rubric: dict[str, Any], desktop: dict[str, Any]) -> bool:
+def _blank(rubric: YamlDocument, desktop: dict[str, Any]) -> bool:
     """Nothing but background on the desktop screenshot, or no page at all.
 
     v5: the image probe calls a screen blank when 99.9 % of it is background, which a few short words do not
@@ -214,7 +212,7 @@ def _blank(rubric: dict[str, Any], desktop: dict[str, Any]) -> bool:
     return bool(image["blank"]) and not few_words
 
 
-def _near_empty(rubric: dict[str, Any], desktop: dict[str, Any]) -> bool:
+def _near_empty(rubric: YamlDocument, desktop: dict[str, Any]) -> bool:
     """A handful of elements and no text (v5: also a blank screenshot with a few words, see :func:`_blank`;
     a canvas covering a large share of the first screen is content, whatever the markup around it)."""
     facts, image = desktop["facts"], desktop["image"]
@@ -226,20 +224,20 @@ def _near_empty(rubric: dict[str, Any], desktop: dict[str, Any]) -> bool:
     return bool(facts["element_count"] < _NEAR_EMPTY_ELEMENTS and facts["text_length"] < _NEAR_EMPTY_TEXT)
 
 
-def _small_but_working(rubric: dict[str, Any], trace: list[StepRecord]) -> bool:
+def _small_but_working(rubric: YamlDocument, trace: list[StepRecord]) -> bool:
     """A stateful probe's expected effect happened (v6: an item dragged moved, a thumb followed, a delete removed
     its item, a tick showed): the page rendered a working app, however little of it there is."""
     return bool(rubric["functional"].get("render", {}).get("small_but_working")
                 and any(s.result.expectation_met is True for s in trace))
 
 
-def _canvas_page(rubric: dict[str, Any], facts: dict[str, Any]) -> bool:
+def _canvas_page(rubric: YamlDocument, facts: dict[str, Any]) -> bool:
     """A canvas covers the rubric's share of the first screen (v5): it is content, and it may take keys itself."""
     share = rubric["functional"].get("render", {}).get("canvas_content_share")
     return share is not None and facts.get("canvas_share", 0) >= share
 
 
-def _never_perceived(bundle: EvidenceBundle, rubric: dict[str, Any], verdict_key: str, version: str) -> Verdict:
+def _never_perceived(bundle: EvidenceBundle, rubric: YamlDocument, verdict_key: str, version: str) -> Verdict:
     """The app crashed or wedged its tab during Static Perception: nothing rendered that could be scored."""
     failure = bundle.json(BundleFile.STATIC_FAILURE)
     func = _Ledger(Dimension.FUNCTIONAL, rubric["functional"]["categories"])
@@ -329,7 +327,7 @@ def _controls(func: _Ledger, query: Query, trace: list[StepRecord], result: Inte
         func.deduct("app_unresponsive", f"none of the {len(by_control)} controls used changed anything", refs)
 
 
-def _core_flow(func: _Ledger, rubric: dict[str, Any], query: Query, trace: list[StepRecord],
+def _core_flow(func: _Ledger, rubric: YamlDocument, query: Query, trace: list[StepRecord],
                facts: dict[str, Any]) -> None:
     """The app's core interaction never worked (v5's ``core`` section; absent from older rubrics).
 
@@ -443,7 +441,7 @@ def _language(func: _Ledger, query: Query, facts: dict[str, Any]) -> None:
                     [EvidenceRef(file=BundleFile.page_facts("desktop"), detail=facts["text_sample"][:120])])
 
 
-def _aesthetic(rubric: dict[str, Any], aes: _Ledger, start: float, designed: bool) -> float:
+def _aesthetic(rubric: YamlDocument, aes: _Ledger, start: float, designed: bool) -> float:
     """Start minus deductions; a designed page's are held at the rubric's floor (it never scores below the same
     content unstyled), except the rows that may go below it (text no one can read)."""
     spec = rubric["aesthetic"]
@@ -452,7 +450,7 @@ def _aesthetic(rubric: dict[str, Any], aes: _Ledger, start: float, designed: boo
     return min(8.0, max(0.0, max(floor, start - (aes.total - below)) - below))
 
 
-def _aesthetic_baseline(rubric: dict[str, Any], facts: dict[str, Any], image: dict[str, Any],
+def _aesthetic_baseline(rubric: YamlDocument, facts: dict[str, Any], image: dict[str, Any],
                         blank: bool) -> tuple[float, str]:
     baselines = rubric["aesthetic"]["baselines"]
     if blank:
@@ -504,7 +502,7 @@ def _layout(aes: _Ledger, desktop: dict[str, Any], mobile: dict[str, Any]) -> No
                    [EvidenceRef(file=BundleFile.page_facts("desktop"), detail=sample["selector"])])
 
 
-def _bonuses(rubric: dict[str, Any], image: dict[str, Any], aes: _Ledger, base: float) -> tuple[float, str]:
+def _bonuses(rubric: YamlDocument, image: dict[str, Any], aes: _Ledger, base: float) -> tuple[float, str]:
     if base < rubric["aesthetic"]["baselines"]["styled"]:
         return 0.0, "No bonus below a styled baseline."
     spec = rubric["aesthetic"]["bonuses"]
@@ -522,7 +520,7 @@ def _bonuses(rubric: dict[str, Any], image: dict[str, Any], aes: _Ledger, base: 
     return points, "Bonuses: " + (", ".join(parts) if parts else "none") + "."
 
 
-def _qualities(rubric: dict[str, Any], bundle: EvidenceBundle, facts: dict[str, Any], base: float
+def _qualities(rubric: YamlDocument, bundle: EvidenceBundle, facts: dict[str, Any], base: float
                ) -> tuple[float, str, list[CriterionReason]]:
     """Points for the measured design qualities of a styled page, and one criterion citing each measure.
 

@@ -24,9 +24,8 @@ import functools
 import json
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass
-from typing import Any, Literal, TypeVar
+from typing import Literal, TypeVar
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field
 
 from evaluator.agents.observation import ActionKind, AgentSummary, StepRecord
@@ -36,7 +35,7 @@ from evaluator.evidence.console import ConsoleClass, ConsoleEntry
 from evaluator.evidence.keyframes import keyframes
 from evaluator.judges import judges
 from evaluator.keys import sha256_bytes
-from evaluator.llm.client import ChatClient, ChatRequest, ChatResult, ModelAccess, ModelOptions
+from evaluator.llm.client import ChatClient, ChatRequest, ChatResult, JsonSchema, ModelAccess, ModelOptions, WireObject
 from evaluator.models import (
     CriterionReason,
     Dimension,
@@ -47,7 +46,7 @@ from evaluator.models import (
     Severity,
     Verdict,
 )
-from evaluator.package_data import package_text
+from evaluator.package_data import YamlDocument, package_text, package_yaml
 from evaluator.textsafety import Finding, fence, redact
 
 RUBRIC = "llm-judge-v1"
@@ -58,10 +57,9 @@ INJECTION_FLAG = "prompt_injection"
 
 
 @functools.cache
-def load_rubric() -> dict[str, Any]:
+def load_rubric() -> YamlDocument:
     """The LLM judge's scoring table."""
-    rubric: dict[str, Any] = yaml.safe_load(package_text("rubrics", f"{RUBRIC}.yaml"))
-    return rubric
+    return package_yaml("rubrics", f"{RUBRIC}.yaml")
 
 
 # The answers' JSON format, part of the judge's version (so of verdict keys): a verdict made under an
@@ -117,13 +115,13 @@ class Citable:
     files: tuple[str, ...] = ()
 
 
-def cite_schemas(citable: Citable) -> list[dict[str, Any]]:
+def cite_schemas(citable: Citable) -> list[JsonSchema]:
     """The JSON schemas of a citation of ``citable`` (one per kind it holds; none when it holds nothing).
 
     Grammar-enforced where the server supports JSON schemas, so a model cannot cite step 99 of a
     five-step trace or a file that is not there; evalgrid checks again either way (:func:`cite_error`).
     """
-    cites: list[dict[str, Any]] = []
+    cites: list[JsonSchema] = []
     if citable.steps:
         cites.append({"type": "object", "additionalProperties": False, "required": ["step"],
                       "properties": {"step": {"type": "integer", "enum": list(citable.steps)}}})
@@ -149,7 +147,7 @@ def cite_error(cite: Cite, steps: tuple[int, ...], video_s: float, files: Collec
     return ""
 
 
-def _problems_schema(rubric: dict[str, Any], citable: Citable, most: int) -> dict[str, Any]:
+def _problems_schema(rubric: YamlDocument, citable: Citable, most: int) -> JsonSchema:
     """Up to ``most`` problems, each of a category of its dimension citing something that exists in the bundle
     (:func:`cite_schemas`). With nothing to cite, no problem can be reported.
     """
@@ -169,7 +167,7 @@ def _problems_schema(rubric: dict[str, Any], citable: Citable, most: int) -> dic
     return {"type": "array", "maxItems": most, "items": {"anyOf": variants}}
 
 
-def static_schema(citable: Citable) -> dict[str, Any]:
+def static_schema(citable: Citable) -> JsonSchema:
     """JSON schema of the static audit's answer (code problems cite files)."""
     rubric = load_rubric()
     files = Citable(files=citable.files)
@@ -181,7 +179,7 @@ def static_schema(citable: Citable) -> dict[str, Any]:
                 "code_problems": _problems_schema(rubric, files, 12)}}
 
 
-def dynamic_schema(citable: Citable) -> dict[str, Any]:
+def dynamic_schema(citable: Citable) -> JsonSchema:
     """JSON schema of the dynamic scoring's answer."""
     rubric = load_rubric()
     functional = [float(b) for b in rubric["functional"]["baselines"]]
@@ -257,8 +255,8 @@ class LLMJudge:
         return _verdict(bundle, verdict_key, self._version, findings, static_answer,
                         result.model or static_result.model, evidence.findings)
 
-    async def _ask(self, client: ChatClient, name: str, schema: dict[str, Any], parse: type[_AnswerT],
-                   messages: list[dict[str, Any]], evidence: _Evidence) -> tuple[_AnswerT, ChatResult]:
+    async def _ask(self, client: ChatClient, name: str, schema: JsonSchema, parse: type[_AnswerT],
+                   messages: list[WireObject], evidence: _Evidence) -> tuple[_AnswerT, ChatResult]:
         """One structured answer, with one repair attempt."""
         options = self._options
         response_format = ({"type": "json_schema", "json_schema": {"name": name, "schema": schema, "strict": True}}
@@ -355,7 +353,7 @@ class _Evidence:
         return (fence(BundleFile.CONSOLE, self._clean("\n".join(lines), "console"))
                 + "\n\n" + fence(BundleFile.SERVER_LOG, self._clean(server, BundleFile.SERVER_LOG)))
 
-    def _image(self, path: str, label: str) -> list[dict[str, Any]]:
+    def _image(self, path: str, label: str) -> list[WireObject]:
         if not self._images or not self.bundle.has(path):
             return [{"type": "text", "text": f"({label}: no image)"}]
         kind = "png" if path.endswith(".png") else "jpeg"
@@ -373,7 +371,7 @@ class _Evidence:
                 lines.append(f"- {name} ({dim}, usually {info['default_severity']}): {info['meaning']}")
         return "Problem categories:\n" + "\n".join(lines)
 
-    def static_content(self) -> list[dict[str, Any]]:
+    def static_content(self) -> list[WireObject]:
         """The static audit's user message."""
         text = "\n\n".join([self._brief(), "The application's source code:", self._source,
                             "Browser console and dev-server output:", self._logs(), self._categories()])
@@ -381,13 +379,13 @@ class _Evidence:
                 *self._image(BundleFile.screenshot("desktop"), "First screenshot, desktop 1280x800"),
                 *self._image(BundleFile.screenshot("mobile"), "First screenshot, mobile 390x844")]
 
-    def dynamic_content(self, audit: _StaticAudit) -> list[dict[str, Any]]:
+    def dynamic_content(self, audit: _StaticAudit) -> list[WireObject]:
         """The dynamic scoring's user message."""
         rubric = self.rubric
         bases = "\n".join(f"- functional {b}: {m}" for b, m in rubric["functional"]["baselines"].items())
         bases += "\n" + "\n".join(f"- aesthetic {b}: {m}" for b, m in rubric["aesthetic"]["baselines"].items())
         summary = self.bundle.agent_summary()
-        content: list[dict[str, Any]] = [{"type": "text", "text": "\n\n".join([
+        content: list[WireObject] = [{"type": "text", "text": "\n\n".join([
             self._brief(), "The application's source code:", self._source,
             "The static audit (written before the application was used):",
             fence("static audit", audit.model_dump_json(indent=1)),
@@ -406,14 +404,14 @@ class _Evidence:
             content.append({"type": "text", "text": "(no keyframes of the recording are available)"})
         return content + self._results()
 
-    def _results(self) -> list[dict[str, Any]]:
+    def _results(self) -> list[WireObject]:
         """Screens after the first steps that entered a value (typed, chosen, slid), where a computed result
         shows: the judge checks it against the brief. Each is the screen before the next value was entered, at
         most two steps on (the Enter or submit that followed counts; controls tried later do not)."""
         if not self._result_shots:
             return []
         numbers = [s.step for s in self._trace if _entered(s)]
-        content: list[dict[str, Any]] = []
+        content: list[WireObject] = []
         for at, number in list(enumerate(numbers))[:self._result_shots]:
             shown = min(numbers[at + 1] if at + 1 < len(numbers) else number + 2, number + 2)
             content += self._image(BundleFile.step_shot(min(shown, len(self._trace))),

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import base64
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -39,7 +39,7 @@ from evaluator.judges.llm_judge import (
 )
 from evaluator.judges.pairwise import pairwise_judges
 from evaluator.keys import sha256_bytes
-from evaluator.llm.client import ChatClient, ChatRequest, ChatResult, ModelAccess, ModelOptions
+from evaluator.llm.client import ChatClient, ChatRequest, ChatResult, JsonSchema, ModelAccess, ModelOptions, WireObject
 from evaluator.models import Dimension, EvidenceRef, JudgeInfo, PairChoice, PairwiseVerdict, Preference
 from evaluator.package_data import package_text
 from evaluator.textsafety import fence, redact
@@ -85,13 +85,13 @@ class _Answer(BaseModel):
     aesthetic: _Choice
 
 
-def _cite_schema(citable: Citable) -> dict[str, Any]:
+def _cite_schema(citable: Citable) -> JsonSchema:
     # A bundle with nothing to cite still needs a valid schema; its choices are then dropped by the check.
     cites = cite_schemas(citable)
     return {"anyOf": cites} if cites else {"type": "object", "additionalProperties": False, "properties": {}}
 
 
-def answer_schema(first: Citable, second: Citable) -> dict[str, Any]:
+def answer_schema(first: Citable, second: Citable) -> JsonSchema:
     """JSON schema of the answer: per dimension a choice, a reason and a citation in each app's own bundle."""
     choice = {"type": "object", "additionalProperties": False,
               "required": ["choice", "reason", "first_cite", "second_cite"],
@@ -106,7 +106,7 @@ def answer_schema(first: Citable, second: Citable) -> dict[str, Any]:
 class _Side:
     """One app as the judge model sees it: its section of the user message and what may be cited in it."""
 
-    content: list[dict[str, Any]]
+    content: list[WireObject]
     citable: Citable
 
 
@@ -149,11 +149,11 @@ def _citable_line(citable: Citable) -> str:
     return f"What may be cited in this app: steps {steps}; recording times {video}; files {files}."
 
 
-def _images(bundle: EvidenceBundle, options: LLMPairwiseOptions) -> list[dict[str, Any]]:
+def _images(bundle: EvidenceBundle, options: LLMPairwiseOptions) -> list[WireObject]:
     """The first desktop screenshot, then keyframes, ``images_per_side`` in all; a placeholder when none is shown."""
     if not options.images or options.images_per_side == 0:
         return [{"type": "text", "text": "(images are not shown to this judge)"}]
-    parts: list[dict[str, Any]] = []
+    parts: list[WireObject] = []
     room = options.images_per_side
     if bundle.has(BundleFile.screenshot("desktop")):
         data = base64.b64encode((bundle.root / BundleFile.screenshot("desktop")).read_bytes()).decode()
@@ -212,7 +212,7 @@ class LLMPairwiseJudge:
                    "the SECOND app. Answer with only the JSON object.")
         content = [{"type": "text", "text": brief_text(query)}, *sides[0].content, *sides[1].content,
                    {"type": "text", "text": closing}]
-        messages: list[dict[str, Any]] = [{"role": "system", "content": _prompt()},
+        messages: list[WireObject] = [{"role": "system", "content": _prompt()},
                                           {"role": "user", "content": content}]
         client = models.client(options.endpoint, role="judge")
         choices, dropped, model = await self._ask(client, messages, sides[0].citable, sides[1].citable)
@@ -221,7 +221,7 @@ class LLMPairwiseJudge:
             judge=JudgeInfo(name="llm", kind="llm", rubric_version=self._version, model_id=model),
             choices=choices, dropped=dropped, label=f"pairwise-v1 · {model}")
 
-    async def _ask(self, client: ChatClient, messages: list[dict[str, Any]], first: Citable, second: Citable
+    async def _ask(self, client: ChatClient, messages: list[WireObject], first: Citable, second: Citable
                    ) -> tuple[list[PairChoice], list[str], str]:
         """The usable choices, the dropped dimensions with why, and the model id: one call, one repair at most."""
         options = self._options

@@ -29,9 +29,8 @@ import functools
 import json
 import re
 from dataclasses import dataclass
-from typing import Annotated, Any
+from typing import Annotated
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from evaluator.errors import ConfigError, JudgeOutputError
@@ -39,9 +38,9 @@ from evaluator.evidence.bundle import BundleFile, EvidenceBundle
 from evaluator.evidence.keyframes import keyframes
 from evaluator.judges.llm_judge import INJECTION_FLAG, Cite, console_lines, summary_text, trace_lines
 from evaluator.keys import content_key, sha256_bytes
-from evaluator.llm.client import ChatClient, ChatRequest, ChatResult, ModelAccess, ModelOptions
+from evaluator.llm.client import ChatClient, ChatRequest, ChatResult, JsonSchema, ModelAccess, ModelOptions, WireObject
 from evaluator.models import EvidenceRef, JudgeInfo, Severity, UxDimension, UxFinding, UxReport
-from evaluator.package_data import package_text
+from evaluator.package_data import YamlDocument, package_text, package_yaml
 from evaluator.textsafety import Finding, fence, redact
 
 RUBRIC = "ux-v1"
@@ -59,9 +58,9 @@ _TIME_SLACK_S = 0.5
 
 
 @functools.cache
-def load_ux_rubric() -> dict[str, Any]:
+def load_ux_rubric() -> YamlDocument:
     """The UX report's rubric: each dimension's meaning and anchors, and the severities."""
-    rubric: dict[str, Any] = yaml.safe_load(package_text("rubrics", f"{RUBRIC}.yaml"))
+    rubric = package_yaml("rubrics", f"{RUBRIC}.yaml")
     missing = [d.value for d in UxDimension if d.value not in rubric.get("dimensions", {})]
     if missing:
         raise ConfigError(f"the {RUBRIC} rubric does not define {', '.join(missing)}")
@@ -147,7 +146,7 @@ class UxCitable:
                 f"{', '.join(self.files) or 'none'}.")
 
 
-def ux_schema(citable: UxCitable) -> dict[str, Any]:
+def ux_schema(citable: UxCitable) -> JsonSchema:
     """JSON schema of the report's answer: all seven scores, and findings that cite only what ``citable`` holds.
 
     Enforced by the grammar where the server supports JSON schemas; evalgrid checks again either way. With
@@ -155,14 +154,14 @@ def ux_schema(citable: UxCitable) -> dict[str, Any]:
     """
     scores = {"type": "object", "additionalProperties": False, "required": [d.value for d in UxDimension],
               "properties": {d.value: {"type": "integer", "enum": [1, 2, 3, 4, 5]} for d in UxDimension}}
-    cites: list[dict[str, Any]] = []
+    cites: list[JsonSchema] = []
     if citable.steps:
         cites.append(_one_key("step", {"type": "integer", "enum": list(citable.steps)}))
     if citable.video_s > 0:
         cites.append(_one_key("video_time_s", {"type": "number", "minimum": 0, "maximum": round(citable.video_s, 2)}))
     if citable.files:
         cites.append(_one_key("file", {"type": "string", "enum": list(citable.files)}))
-    findings: dict[str, Any] = {"type": "array", "maxItems": 0}
+    findings: JsonSchema = {"type": "array", "maxItems": 0}
     if cites:
         item = {"type": "object", "additionalProperties": False,
                 "required": ["dimension", "severity", "description", "cite", "suggestion"],
@@ -177,7 +176,7 @@ def ux_schema(citable: UxCitable) -> dict[str, Any]:
             "properties": {"scores": scores, "findings": findings}}
 
 
-def _one_key(name: str, schema: dict[str, Any]) -> dict[str, Any]:
+def _one_key(name: str, schema: JsonSchema) -> JsonSchema:
     return {"type": "object", "additionalProperties": False, "required": [name], "properties": {name: schema}}
 
 
@@ -206,7 +205,7 @@ class UxJudge:
         options = self._options
         client = models.client(options.endpoint, role="judge")
         evidence = _UxEvidence(bundle, options)
-        messages: list[dict[str, Any]] = [{"role": "system", "content": package_text("prompts", f"{PROMPT}.md")},
+        messages: list[WireObject] = [{"role": "system", "content": package_text("prompts", f"{PROMPT}.md")},
                                           {"role": "user", "content": evidence.content()}]
         answer, model = await self._ask(client, messages, evidence.citable)
         kept = [f for f in answer.findings[:MAX_FINDINGS] if not evidence.citable.problem(f.cite)]
@@ -220,7 +219,7 @@ class UxJudge:
                         dropped=len(answer.findings[:MAX_FINDINGS]) - len(kept),
                         flags=[INJECTION_FLAG] if evidence.injections else [], label=f"{rubric['label']} · {model}")
 
-    async def _ask(self, client: ChatClient, messages: list[dict[str, Any]], citable: UxCitable
+    async def _ask(self, client: ChatClient, messages: list[WireObject], citable: UxCitable
                    ) -> tuple[_Answer, str]:
         """A usable answer and the model that gave it, after at most one repair request."""
         options = self._options
@@ -303,7 +302,7 @@ class _UxEvidence:
         self.injections += found
         return cleaned
 
-    def content(self) -> list[dict[str, Any]]:
+    def content(self) -> list[WireObject]:
         """The user message: text first, then the images."""
         rubric = load_ux_rubric()
         dimensions = "\n".join(
@@ -345,10 +344,10 @@ class _UxEvidence:
             parts.append(fence(path, self._clean(clipped, path)))
         return "\n\n".join(parts) or "(no source files)"
 
-    def _images(self) -> list[dict[str, Any]]:
+    def _images(self) -> list[WireObject]:
         if not self.options.images:
             return [{"type": "text", "text": "(no images are shown: judge from the text evidence)"}]
-        parts: list[dict[str, Any]] = []
+        parts: list[WireObject] = []
         if self.bundle.has(BundleFile.screenshot("desktop")):
             data = base64.b64encode((self.bundle.root / BundleFile.screenshot("desktop")).read_bytes()).decode()
             parts += [{"type": "text", "text": "First screenshot, desktop 1280x800 (static/desktop-viewport.png):"},

@@ -33,7 +33,7 @@ import time
 import weakref
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, NamedTuple, TypeVar
+from typing import Any, Literal, NamedTuple, TypeAlias, TypeVar
 
 import httpx
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
@@ -55,6 +55,13 @@ TOOL_NAME = r"^[a-zA-Z0-9_-]{1,64}$"
 
 POOL_NAME = r"^[a-z0-9][a-z0-9-]{0,40}$"
 """What a judge pool may be called (``evalgrid judge serve --name``, an endpoint's ``pool``)."""
+
+WireObject: TypeAlias = dict[str, Any]
+"""A JSON object of the OpenAI-compatible chat API as it goes over the wire: a message, a content part, a tool
+call, a response format, the usage block. The protocol keeps these open (servers add fields, content parts differ
+by modality), so they stay mappings; what evalgrid reads back from them is validated where it is read."""
+JsonSchema: TypeAlias = dict[str, Any]
+"""A JSON Schema document (an answer's schema, a tool's parameters): free-form by definition."""
 
 
 class Endpoint(BaseModel):
@@ -145,7 +152,7 @@ class ToolSpec(BaseModel):
     """What the model calls it."""
     description: str = ""
     """What it does and when to call it, for the model."""
-    parameters: dict[str, Any] = Field(default_factory=lambda: {"type": "object", "properties": {}})
+    parameters: JsonSchema = Field(default_factory=lambda: {"type": "object", "properties": {}})
     """A JSON schema of its arguments (an object)."""
 
     @model_validator(mode="before")
@@ -156,7 +163,7 @@ class ToolSpec(BaseModel):
             return data["function"]
         return data
 
-    def wire(self) -> dict[str, Any]:
+    def wire(self) -> WireObject:
         """The spec as an entry of the request's ``tools``."""
         return {"type": "function",
                 "function": {"name": self.name, "description": self.description, "parameters": self.parameters}}
@@ -165,7 +172,7 @@ class ToolSpec(BaseModel):
 class ToolArguments(NamedTuple):
     """A tool call's arguments read as JSON: the object, or ``None`` and why not."""
 
-    value: dict[str, Any] | None
+    value: WireObject | None
     """The arguments, when they are a JSON object."""
     error: str
     """Empty when ``value`` is set; else what is wrong, in words the model can be told."""
@@ -200,11 +207,11 @@ class ToolCall(BaseModel):
                                        "call it again with one JSON object as its arguments")
         return ToolArguments(value, "")
 
-    def wire(self) -> dict[str, Any]:
+    def wire(self) -> WireObject:
         """The call as an entry of an assistant message's ``tool_calls``."""
         return {"id": self.id, "type": "function", "function": {"name": self.name, "arguments": self.arguments}}
 
-    def result_message(self, content: str | list[dict[str, Any]]) -> dict[str, Any]:
+    def result_message(self, content: str | list[WireObject]) -> WireObject:
         """The ``tool`` message that answers this call (append it after the assistant's message)."""
         return {"role": "tool", "tool_call_id": self.id, "content": content}
 
@@ -215,12 +222,12 @@ class ChatRequest(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     model: str
-    messages: list[dict[str, Any]]
+    messages: list[WireObject]
     temperature: float = 0.0
     max_tokens: int | None = None
-    response_format: dict[str, Any] | None = None
+    response_format: WireObject | None = None
     seed: int | None = None
-    extra: dict[str, Any] = Field(default_factory=dict)
+    extra: WireObject = Field(default_factory=dict)
     """Other body fields the endpoint understands (``top_p``, ``stop`` ...)."""
     cache_salt: str = ""
     """Makes otherwise identical requests distinct in the cache (e.g. sample 2 of n); not sent."""
@@ -244,9 +251,9 @@ class ChatRequest(BaseModel):
             raise ValueError(f"two tools share a name: {names}")
         return self
 
-    def body(self, *, stream: bool) -> dict[str, Any]:
+    def body(self, *, stream: bool) -> WireObject:
         """The JSON body of the HTTP request."""
-        body: dict[str, Any] = {"model": self.model, "messages": self.messages, "temperature": self.temperature,
+        body: WireObject = {"model": self.model, "messages": self.messages, "temperature": self.temperature,
                                 **self.extra}
         for name in ("max_tokens", "response_format", "seed", "tool_choice"):
             value = getattr(self, name)
@@ -316,7 +323,7 @@ class ChatResult(BaseModel):
     """The functions the model asked to call, in its order. Read these, not ``finish_reason``: it is
     ``tool_calls`` from OpenAI, but some servers say ``stop``."""
 
-    def assistant_message(self) -> dict[str, Any]:
+    def assistant_message(self) -> WireObject:
         """The model's turn as a message to send back in the next request (with its tool calls)."""
         if not self.tool_calls:
             return {"role": "assistant", "content": self.content}
@@ -544,7 +551,7 @@ class ChatClient:
         refusal: list[str] = []
         finish: str | None = None
         model = request.model
-        usage: dict[str, Any] | None = None
+        usage: WireObject | None = None
         calls = _StreamedCalls()
         done = False
         async for line in response.aiter_lines():
@@ -576,7 +583,7 @@ class ChatClient:
                             finish=finish or "stop", model=model, usage=usage, tool_calls=calls.finished())
 
     def _result(self, request: ChatRequest, *, content: str, refusal: str | None, finish: str, model: str,
-                usage: dict[str, Any] | None, tool_calls: list[ToolCall]) -> ChatResult:
+                usage: WireObject | None, tool_calls: list[ToolCall]) -> ChatResult:
         estimated = not usage or "prompt_tokens" not in usage
         prompt = int(usage["prompt_tokens"]) if not estimated and usage else request.estimated_prompt_tokens()
         written = len(content) + sum(len(call.name) + len(call.arguments) for call in tool_calls)

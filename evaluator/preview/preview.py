@@ -33,7 +33,7 @@ from evaluator.browser.app_host import LOOPBACK, AppHost
 from evaluator.browser.context_pool import ContextPool, Tab, close_context
 from evaluator.browser.hang import probe_hang
 from evaluator.errors import BuildUnavailableError, ForgedMeasurementError
-from evaluator.evidence.bundle import EvidenceBundle
+from evaluator.evidence.bundle import BundleFile, EvidenceBundle
 from evaluator.evidence.collect import EvidenceCollection
 from evaluator.models import AgentConfig, Artifact, Difficulty, Kind, Query
 from evaluator.preview.checks import DEFAULT_CHECKS, PreviewCheck
@@ -108,7 +108,7 @@ class AppPreviewer:
             return Preview(unservable_report("perception_failure", str(exc), self.checks), None)
         bundle = EvidenceBundle(bundle_dir)
         report = preview_report(bundle, origin=progress.origin, checks=self.checks)
-        shot = bundle_dir / "static" / "desktop-viewport.png"
+        shot = bundle_dir / BundleFile.screenshot("desktop")
         return Preview(report, shot.read_bytes() if shot.is_file() else None)
 
     async def _until_seen(self, look: asyncio.Future[Any], progress: RunProgress) -> str | None:

@@ -9,14 +9,14 @@ from __future__ import annotations
 
 import copy
 import functools
-from typing import Any, Literal
+from typing import Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict
 
 from evaluator.evidence.bundle import BundleFile, EvidenceBundle
 from evaluator.evidence.console import ConsoleClass
-from evaluator.package_data import package_text
+from evaluator.llm.client import JsonSchema
+from evaluator.package_data import YamlDocument, package_yaml
 from evaluator.preview.checks import DEFAULT_CHECKS, PreviewCheck
 
 PREVIEW_GUIDE = "preview-v1.yaml"
@@ -96,9 +96,9 @@ def preview_report(bundle: EvidenceBundle, *, origin: str | None,
                          checks=list(checks))
 
 
-def preview_tool() -> dict[str, Any]:
+def preview_tool() -> JsonSchema:
     """The tool as a model is offered it: ``name``, ``description`` and the JSON schema of its ``parameters``."""
-    tool: dict[str, Any] = copy.deepcopy(_guide()["tool"])  # the guide is cached: a caller's edit must not stick
+    tool: JsonSchema = copy.deepcopy(_guide()["tool"])  # the guide is cached: a caller's edit must not stick
     return tool
 
 
@@ -113,9 +113,8 @@ def unservable_report(kind: str, detail: str, checks: tuple[PreviewCheck, ...] =
 
 
 @functools.cache
-def _guide() -> dict[str, Any]:
-    guide: dict[str, Any] = yaml.safe_load(package_text("prompts", PREVIEW_GUIDE))
-    return guide
+def _guide() -> YamlDocument:
+    return package_yaml("prompts", PREVIEW_GUIDE)
 
 
 def _failure(bundle: EvidenceBundle) -> list[PreviewProblem]:

@@ -172,6 +172,7 @@ def test_show_and_rejudge_read_the_partial_bundle(hung_run: tuple[Path, Outcome]
     console.print(run_panel(run_dir, outcome))
     text = console.export_text()
     assert "incomplete" in text and "hang during interaction" in text and "app_hang" in text
+    assert "action" in text and "target" in text, "the steps before the hang are shown, read as records"
 
     # A run directory around the hung run (its sweep file gone: the recorded outcome is used).
     spec = SweepSpec.model_validate({"name": "h", "queries": "q.yaml", "candidates": [{"id": "spinner",

@@ -33,8 +33,11 @@ def _names() -> set[str]:
 def test_no_module_but_the_bundles_spells_a_bundle_file_name() -> None:
     names = _names()
     assert {"interaction/result.json", "console.json", "static/desktop-viewport.png"} <= names
+    folders = sorted({n.split("/")[0] for n in names if "/" in n.rstrip("/")})
+    assert {"interaction", "static"} <= set(folders)
+    # A name spelled whole, or a bundle folder joined piece by piece (``root / "interaction" / "video.mp4"``).
     spelled = re.compile(r"""["'](?:""" + "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True))
-                         + r""")(?:/[^"']*)?["']""")
+                         + r""")(?:/[^"']*)?["']|["'](?:""" + "|".join(folders) + r""")["']\s*/""")
     found = []
     for top in ("evaluator", "cluster"):
         for path in sorted((ROOT / top).rglob("*.py")):
