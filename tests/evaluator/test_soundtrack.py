@@ -190,5 +190,10 @@ def test_tone_starts_on_the_video_clock_at_the_click(tmp_path: Path, short_dir: 
         f"audio started {(capture.started_at - take.video_start) * 1000:+.1f} ms after the video; "
         f"lag {capture.lag_s * 1000:.1f} ms"
     )
-    assert abs(error) <= 0.150, f"sound onset {onset:.3f}s vs click {click:.3f}s: {error * 1000:+.0f} ms"
+    # What the soundtrack owns is the sound's place on the video clock: the tone starts when the page's handler
+    # started it, give or take the output latency. How long the browser took to deliver the click to the handler
+    # is input latency, not the soundtrack's: it was 20-40 ms on an idle machine and up to 120 ms beside three
+    # busy processes, which made a tight bound on the click itself fail under CI load.
+    assert abs(onset - handler) <= 0.100, f"sound onset {onset:.3f}s vs handler {handler:.3f}s"
+    assert -0.05 <= error <= 0.5, f"sound onset {onset:.3f}s vs click {click:.3f}s: {error * 1000:+.0f} ms"
     assert math.isclose(_loud_span(fine, 0.005), 1.5, abs_tol=0.05), "the 1.5 s tone is neither cut nor stretched"
