@@ -10,8 +10,6 @@ import functools
 from importlib import resources
 from typing import Any, TypeAlias
 
-import yaml
-
 from evaluator.errors import ConfigError
 
 YamlDocument: TypeAlias = dict[str, Any]
@@ -31,6 +29,8 @@ def package_text(kind: str, name: str) -> str:
 
 def yaml_document(text: str, name: str) -> YamlDocument:
     """``text`` (the file ``name``) parsed as a YAML mapping; anything else is a :class:`ConfigError`."""
+    import yaml  # here, not at import: the text-safety package reads package data and must not load a parser
+
     document = yaml.safe_load(text)
     if not isinstance(document, dict):
         raise ConfigError(f"{name} is not a YAML mapping; reinstall evalgrid (`make setup`)")

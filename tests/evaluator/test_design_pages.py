@@ -41,7 +41,8 @@ async def _bundle(browser: Browser, html: str, root: Path) -> Path:
         await context.close()
     writer.write_json("query.json", app_query("design", Kind.STATIC_PRESENTATION).model_dump(mode="json"))
     writer.write_json("interaction/trace.json", [])
-    writer.write_json("interaction/result.json", {"coverage": {"salient": 0}, "error": None})
+    writer.write_json("interaction/result.json", {"ended_by": "policy", "coverage": {"salient": 0, "exercised": 0},
+                                                "error": None, "console_entries_dropped": 0})
     writer.write_json("console.json", [])
     tools = ToolVersions(evalgrid="0", collector="test", browser="chromium", playwright="-", ffmpeg="-",
                          sandbox="local")
