@@ -85,8 +85,7 @@ def _steps(bundle: Path) -> RenderableType:
         detail = result.status + (f": {result.detail}" if result.detail else "")
         if result.errors:
             detail += f" [{len(result.errors)} error(s)]"
-        label = step.target.label or step.target.selector if step.target is not None else ""
-        table.add_row(str(step.step), f"{step.action_start_s:.1f}s", step.action.kind, escape(label[:50]),
+        table.add_row(str(step.step), f"{step.action_start_s:.1f}s", step.action.kind, escape(step.control[:50]),
                       escape(detail[:120]))
     return table
 

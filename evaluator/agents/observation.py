@@ -289,6 +289,11 @@ class StepRecord(_Wire):
     input_at_s: float | None = None
     """Video time the app received the input (the press of a click, the first keystroke), when there was one."""
 
+    @property
+    def control(self) -> str:
+        """The control acted on, as a reader names it: its label, else its selector (``""`` for a page key)."""
+        return self.target.label or self.target.selector if self.target is not None else ""
+
 
 class AudioTrack(_Wire):
     """The interaction video's sound: the track muxed into it and how it lines up, or why there is none."""

@@ -820,7 +820,7 @@ class Interaction:
         actions = [f"Opened {self._app_url}"]
         observations = []
         for s in self.trace:
-            what = s.target.label or s.target.selector if s.target else ""
+            what = s.control
             target = f" {what!r}" if what else ""
             typed = f" with {s.action.text!r}" if s.action.text else ""
             actions.append(f"step {s.step}: {s.action.kind.value}{target}{typed}")

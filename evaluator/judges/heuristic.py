@@ -549,7 +549,7 @@ def _quality_reason(quality: Quality, points: float) -> CriterionReason:
 
 
 def _what(step: StepRecord) -> str:
-    label = (step.target.label or step.target.selector if step.target is not None else "") or "?"
+    label = step.control or "?"
     return f"{step.action.kind} on {label[:60]!r}"
 
 

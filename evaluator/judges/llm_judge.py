@@ -464,7 +464,7 @@ def trace_lines(trace: Iterable[StepRecord]) -> list[str]:
     """
     lines = []
     for step in trace:
-        what = (step.target.label or step.target.selector if step.target is not None else "")[:80]
+        what = step.control[:80]
         action, result = step.action, step.result
         lines.append(
             f"step {step.step} at {step.action_start_s} s: {action.kind} {what!r}"
