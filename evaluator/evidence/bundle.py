@@ -21,6 +21,7 @@ from evaluator.atomic import write_json_atomic
 from evaluator.clock import utc_now
 from evaluator.errors import EvidenceError
 from evaluator.evidence.console import ConsoleEntry
+from evaluator.evidence.facts import StaticFacts
 from evaluator.keys import sha256_bytes
 from evaluator.models import (
     AgentConfig,
@@ -274,6 +275,11 @@ class EvidenceBundle:
         if not self.has(BundleFile.CONSOLE):
             return []
         return self._typed(BundleFile.CONSOLE, _CONSOLE.validate_python)
+
+    def static_facts(self, viewport: str) -> StaticFacts:
+        """Static Perception's record at ``viewport`` (``"desktop"`` or ``"mobile"``): the page's facts, the
+        screenshot's image probe and the load timings."""
+        return self._model(BundleFile.page_facts(viewport), StaticFacts)
 
     def agent_summary(self) -> AgentSummary | None:
         """The agent's own summary of what it tested; ``None`` when the bundle has none."""

@@ -16,10 +16,13 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 import cv2
 import numpy as np
+
+from evaluator.evidence.facts import DesignFacts
+from evaluator.package_data import YamlDocument
 
 QUALITIES = ("alignment", "type_scale", "spacing_rhythm", "palette", "hierarchy", "whitespace")
 """The qualities in the order the verdict cites them."""
@@ -61,11 +64,11 @@ class _Text(NamedTuple):
         return self.left + {"c": self.width / 2, "r": self.width}.get(self.align, 0.0)
 
 
-def measure_qualities(design: dict[str, Any] | None, screenshot: bytes | None,
-                      spec: dict[str, dict[str, Any]]) -> list[Quality]:
+def measure_qualities(design: DesignFacts | None, screenshot: bytes | None,
+                      spec: YamlDocument) -> list[Quality]:
     """Every quality the rubric names (in ``QUALITIES`` order), measured from the facts and the screenshot."""
-    texts = [_Text(*row) for row in design["text"]] if design is not None else []
-    measures: dict[str, Callable[[dict[str, Any]], Quality]] = {
+    texts = [_Text(*row) for row in design.text] if design is not None else []
+    measures: dict[str, Callable[[YamlDocument], Quality]] = {
         "alignment": lambda s: _alignment(texts, design, s),
         "type_scale": lambda s: _type_scale(texts, design, s),
         "spacing_rhythm": lambda s: _spacing(design, s),
@@ -83,7 +86,7 @@ def _unmeasured(name: str, why: str) -> Quality:
 _OLD_BUNDLE = "the evidence has no design facts (collected before them; recollect to measure)"
 
 
-def _alignment(texts: list[_Text], design: dict[str, Any] | None, spec: dict[str, Any]) -> Quality:
+def _alignment(texts: list[_Text], design: DesignFacts | None, spec: YamlDocument) -> Quality:
     """Share of the first screen's text blocks that sit on an edge shared with another block.
 
     Follows AIM M21 "Grid quality", G2 (number of alignment points, 2 px tolerance; Miniukovich and De Angeli,
@@ -94,7 +97,7 @@ def _alignment(texts: list[_Text], design: dict[str, Any] | None, spec: dict[str
     """
     if design is None:
         return _unmeasured("alignment", _OLD_BUNDLE)
-    height = design["viewport"][1]
+    height = design.viewport[1]
     tol = spec["tolerance_px"]
     blocks = [t for t in texts if t.box and t.top < height and t.top + t.height > 0]
     if len(blocks) < spec["min_blocks"]:
@@ -125,7 +128,7 @@ def _distinct(points: Sequence[float], tolerance: float) -> int:
     return len(kept)
 
 
-def _type_scale(texts: list[_Text], design: dict[str, Any] | None, spec: dict[str, Any]) -> Quality:
+def _type_scale(texts: list[_Text], design: DesignFacts | None, spec: YamlDocument) -> Quality:
     """Distinct font sizes and typefaces in the page's text.
 
     Follows the counting of AIM M21 G3/G5 (number of distinct block sizes: fewer sizes, a more proportional
@@ -145,7 +148,7 @@ def _type_scale(texts: list[_Text], design: dict[str, Any] | None, spec: dict[st
                    f"typeface{'s' if families != 1 else ''} (at most {spec['max_families']})")
 
 
-def _spacing(design: dict[str, Any] | None, spec: dict[str, Any]) -> Quality:
+def _spacing(design: DesignFacts | None, spec: YamlDocument) -> Quality:
     """Share of vertical margins, paddings and gaps that are whole multiples of the base unit.
 
     No AIM metric measures spacing from the layout; this follows the baseline-grid rule of design systems
@@ -153,7 +156,7 @@ def _spacing(design: dict[str, Any] | None, spec: dict[str, Any]) -> Quality:
     """
     if design is None:
         return _unmeasured("spacing_rhythm", _OLD_BUNDLE)
-    counts = {float(px): int(n) for px, n in design["spacing"].items()}
+    counts = {float(px): int(n) for px, n in design.spacing.items()}
     total = sum(counts.values())
     if total < spec["min_values"]:
         return _unmeasured("spacing_rhythm", f"only {total} spacing values (needs {spec['min_values']})")
@@ -168,7 +171,7 @@ def _spacing(design: dict[str, Any] | None, spec: dict[str, Any]) -> Quality:
                    f"(needs {spec['min_on_grid_share']:.0%}){example}")
 
 
-def _palette(design: dict[str, Any] | None, spec: dict[str, Any]) -> Quality:
+def _palette(design: DesignFacts | None, spec: YamlDocument) -> Quality:
     """Distinct colour clusters and hue families among the page's painted colours.
 
     Follows AIM M12 "Dynamic clusters" (colours united within a distance, clusters counted) and M20 "Color
@@ -179,7 +182,7 @@ def _palette(design: dict[str, Any] | None, spec: dict[str, Any]) -> Quality:
     """
     if design is None:
         return _unmeasured("palette", _OLD_BUNDLE)
-    painted = {tuple(int(v) for v in key.split(",")): float(w) for key, w in design["colors"].items()}
+    painted = {tuple(int(v) for v in key.split(",")): float(w) for key, w in design.colors.items()}
     total = sum(painted.values())
     if not painted or total <= 0:
         return _unmeasured("palette", "no painted colour")
@@ -228,7 +231,7 @@ def _hue_families(hues: list[float], gap: float) -> int:
     return max(1, sum(g > gap for g in gaps))
 
 
-def _hierarchy(texts: list[_Text], design: dict[str, Any] | None, spec: dict[str, Any]) -> Quality:
+def _hierarchy(texts: list[_Text], design: DesignFacts | None, spec: YamlDocument) -> Quality:
     """Size (and weight) contrast between the largest text and the body text (the size most characters use).
 
     No AIM metric reads type; this follows the typographic scale: a top heading two steps above the body on
@@ -255,7 +258,7 @@ def _hierarchy(texts: list[_Text], design: dict[str, Any] | None, spec: dict[str
                    f"and {spec['min_weight_step']} heavier)")
 
 
-def _whitespace(screenshot: bytes | None, spec: dict[str, Any]) -> Quality:
+def _whitespace(screenshot: bytes | None, spec: YamlDocument) -> Quality:
     """Share of empty space on the first screen, and how well the content is centred left to right.
 
     Whitespace follows AIM M22 "White space" (share of the GUI not covered by elements; Miniukovich and De

@@ -1,5 +1,10 @@
 """The page's facts, checked at the boundary: what ``scripts/page_facts.js`` measured, or the page's tampering.
 
+Also the record a bundle keeps of them, ``static/<viewport>-facts.json`` (:class:`StaticFacts`: the facts, the
+screenshot's image probe and the load timings), which judges read typed. Fields measured since the first collector
+(the browser defaults, illegible text, the design record, the canvas share) read from older bundles as "not
+measured"; what the page returns now must have every one (:class:`MeasuredPageFacts`).
+
 The script runs in an isolated world (:func:`~evaluator.evidence.probes.page_facts`), out of the page's reach;
 what comes back is validated all the same before anything stores or reads it, as the one check that does not
 depend on that isolation holding: a missing field, or a field of the wrong kind, is not a crash of the judge
@@ -8,8 +13,6 @@ later on (which would leave the app unscored) but the app's tampering, raised as
 """
 
 from __future__ import annotations
-
-from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -63,7 +66,7 @@ class DesignFacts(_Fact):
 
 
 class PageFacts(_Fact):
-    """Overflow, broken images, contrast, author styling, design and text of a page as it was measured."""
+    """Overflow, broken images, contrast, author styling, design and text of a page as a bundle recorded them."""
 
     viewport_width: Number
     scroll_width: Number
@@ -74,29 +77,75 @@ class PageFacts(_Fact):
     text_elements: int = _Count
     css_rules: int = _Count
     inline_styled_elements: int = _Count
-    defaults: BrowserDefaults | None
-    illegible_count: int = _Count
-    design: DesignFacts
+    defaults: BrowserDefaults | None = None
+    illegible_count: int = Field(default=0, ge=0)
+    design: DesignFacts | None = None
     font_family: str
     element_count: int = _Count
     text_length: int = _Count
-    canvas_share: Number = Field(ge=0, le=1)
-    """The share of the first screen that visible canvases cover (the judge reads facts stored before it as 0)."""
+    canvas_share: Number = Field(default=0, ge=0, le=1)
+    """The share of the first screen that visible canvases cover."""
     title: str
     lang: str
     has_viewport_meta: bool
     text_sample: str = Field(max_length=2000)
 
 
-def checked_page_facts(raw: object) -> dict[str, Any]:
-    """``raw`` as the page-facts script returns it, validated: the facts as JSON, or the page's tampering.
+class MeasuredPageFacts(PageFacts):
+    """The facts as the script returns them today: the later fields too, none missing."""
+
+    defaults: BrowserDefaults | None
+    illegible_count: int = _Count
+    design: DesignFacts
+    canvas_share: Number = Field(ge=0, le=1)
+
+
+class ImageProbe(_Fact):
+    """What a screenshot looks like, measured (:func:`~evaluator.evidence.probes.probe_image`)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    background_fraction: float
+    """Share of pixels within a small distance of the dominant colour."""
+    gray_std: float
+    """Standard deviation of the grayscale image."""
+    colorfulness: float
+    """Hasler and Süsstrunk's colourfulness metric."""
+    edge_density: float
+    """Share of Canny edge pixels."""
+    blank: bool
+    """Nothing but background: a blank render."""
+
+
+class LoadTimings(_Fact):
+    """How the page loaded and settled (:func:`~evaluator.evidence.perception.load`)."""
+
+    load_s: float
+    settle_s: float
+    layout_stable: bool
+    navigation_error: str | None = None
+    """Why navigation did not finish (a page that never loads is evidence, not a crash); ``None`` when it did."""
+    dom_content_loaded_ms: Number | None = None
+    load_ms: Number | None = None
+    """The navigation's own timing, ``None`` when the page gave none (it crashed or navigated away)."""
+
+
+class StaticFacts(_Fact):
+    """One viewport's record of Static Perception in a bundle (``static/<viewport>-facts.json``)."""
+
+    facts: PageFacts
+    image: ImageProbe
+    timings: LoadTimings
+
+
+def checked_page_facts(raw: object) -> MeasuredPageFacts:
+    """``raw`` as the page-facts script returns it, validated: the facts, or the page's tampering.
 
     Raises :class:`~evaluator.errors.ForgedMeasurementError` naming the first fields that were wrong.
     """
     try:
-        facts = PageFacts.model_validate(raw)
+        return MeasuredPageFacts.model_validate(raw)
     except ValidationError as exc:
         wrong = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'the result'}: {e['msg']}" for e in exc.errors()[:5])
         raise ForgedMeasurementError(f"the page's facts came back malformed ({exc.error_count()} problem(s): "
                                      f"{wrong}); the page rewrote evalgrid's measurement") from None
-    return facts.model_dump(mode="json")

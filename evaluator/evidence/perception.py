@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import base64
 import time
-from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -18,6 +17,7 @@ from evaluator.browser.isolated import evaluate
 from evaluator.evidence.accessibility import audit_accessibility
 from evaluator.evidence.bundle import BundleFile, EvidenceWriter
 from evaluator.evidence.console import PageLog
+from evaluator.evidence.facts import LoadTimings, StaticFacts
 from evaluator.evidence.probes import page_facts, probe_image, wait_for_render
 from evaluator.evidence.settle import RequestsInFlight
 from evaluator.models import CapHit
@@ -26,18 +26,7 @@ _FULL_PAGE_MAX_HEIGHT = 6000
 _NAVIGATION_TIMEOUT_MS = 15_000
 
 
-@dataclass
-class Impression:
-    """What Static Perception measured at one viewport."""
-
-    viewport: str
-    facts: dict[str, Any]
-    image: dict[str, float | bool]
-    timings: dict[str, Any]
-    files: list[str]
-
-
-async def load(page: Page, url: str) -> tuple[dict[str, Any], CDPSession]:
+async def load(page: Page, url: str) -> tuple[LoadTimings, CDPSession]:
     """Navigate, bring the page to its first look (:func:`~evaluator.browser.frozen_web.first_look`) and wait until
     it is really rendered; returns load timings and the session that holds it still."""
     started = time.monotonic()
@@ -50,8 +39,8 @@ async def load(page: Page, url: str) -> tuple[dict[str, Any], CDPSession]:
     loaded = time.monotonic() - started
     still = await first_look(page, requests)
     settle = await wait_for_render(page)
-    return {"load_s": round(loaded, 3), "settle_s": round(settle.seconds, 3), "layout_stable": settle.stable,
-            "navigation_error": error, **await _navigation_timing(page)}, still
+    return LoadTimings(load_s=round(loaded, 3), settle_s=round(settle.seconds, 3), layout_stable=settle.stable,
+                       navigation_error=error, **await _navigation_timing(page)), still
 
 
 async def _navigation_timing(page: Page) -> dict[str, float]:
@@ -66,10 +55,10 @@ async def _navigation_timing(page: Page) -> dict[str, float]:
     return value if isinstance(value, dict) else {}
 
 
-async def capture(page: Page, viewport: str, writer: EvidenceWriter, timings: dict[str, Any]) -> Impression:
+async def capture(page: Page, viewport: str, writer: EvidenceWriter, timings: LoadTimings) -> None:
     """Screenshots (viewport and full page), page facts and an image probe at one viewport size."""
     shot = await screenshot_png(page)
-    files = [writer.write_bytes(BundleFile.screenshot(viewport), shot)]
+    writer.write_bytes(BundleFile.screenshot(viewport), shot)
     height = await evaluate(page, "() => document.documentElement ? document.documentElement.scrollHeight : 0")
     size = page.viewport_size or DESKTOP
     if height <= size["height"]:
@@ -77,12 +66,9 @@ async def capture(page: Page, viewport: str, writer: EvidenceWriter, timings: di
     else:
         full = await screenshot_png(page, {"x": 0, "y": 0, "width": size["width"],
                                            "height": min(height, _FULL_PAGE_MAX_HEIGHT), "scale": 1})
-    files.append(writer.write_bytes(BundleFile.screenshot(viewport, full=True), full))
-    facts = await page_facts(page)
-    image = probe_image(shot).as_dict()
-    writer.write_json(BundleFile.page_facts(viewport), {"facts": facts, "image": image, "timings": timings})
-    files.append(BundleFile.page_facts(viewport))
-    return Impression(viewport, facts, image, timings, files)
+    writer.write_bytes(BundleFile.screenshot(viewport, full=True), full)
+    record = StaticFacts(facts=await page_facts(page), image=probe_image(shot), timings=timings)
+    writer.write_json(BundleFile.page_facts(viewport), record.model_dump(mode="json"))
 
 
 async def screenshot_png(page: Page, beyond_viewport: dict[str, float] | None = None) -> bytes:

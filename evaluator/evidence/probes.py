@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any
 
 import cv2
@@ -13,7 +13,7 @@ import numpy as np
 from playwright.async_api import Page
 
 from evaluator.browser.isolated import evaluate, world
-from evaluator.evidence.facts import checked_page_facts
+from evaluator.evidence.facts import ImageProbe, MeasuredPageFacts, checked_page_facts
 from evaluator.package_data import package_text
 
 
@@ -23,7 +23,7 @@ def page_script(name: str) -> str:
     return package_text("scripts", f"{name}.js")
 
 
-async def page_facts(page: Page) -> dict[str, Any]:
+async def page_facts(page: Page) -> MeasuredPageFacts:
     """Overflow, broken images, contrast, author styling and text of the page as it is now.
 
     Measured in the page's isolated world, like every probe here: the page's scripts cannot rewrite the result (a
@@ -80,31 +80,11 @@ async def wait_for_render(
     return SettleResult(False, time.monotonic() - start)
 
 
-@dataclass(frozen=True)
-class ImageProbe:
-    """What a screenshot looks like, measured."""
-
-    background_fraction: float
-    """Share of pixels within a small distance of the dominant colour."""
-    gray_std: float
-    """Standard deviation of the grayscale image."""
-    colorfulness: float
-    """Hasler and Süsstrunk's colourfulness metric."""
-    edge_density: float
-    """Share of Canny edge pixels."""
-    blank: bool
-    """Nothing but background: a blank render."""
-
-    def as_dict(self) -> dict[str, float | bool]:
-        """Plain dict for the evidence bundle."""
-        return {k: (round(v, 4) if isinstance(v, float) else v) for k, v in asdict(self).items()}
-
-
 def probe_image(png: bytes) -> ImageProbe:
     """Measure a screenshot: how much of it is background, how colourful, how busy."""
     image = cv2.imdecode(np.frombuffer(png, np.uint8), cv2.IMREAD_COLOR) if png else None
     if image is None:
-        return ImageProbe(1.0, 0.0, 0.0, 0.0, blank=True)
+        return ImageProbe(background_fraction=1.0, gray_std=0.0, colorfulness=0.0, edge_density=0.0, blank=True)
     small = cv2.resize(image, (320, max(1, image.shape[0] * 320 // image.shape[1])), interpolation=cv2.INTER_AREA)
     quantized = (small // 8).reshape(-1, 3).astype(np.int32)
     packed = (quantized[:, 0] << 10) | (quantized[:, 1] << 5) | quantized[:, 2]
@@ -119,7 +99,9 @@ def probe_image(png: bytes) -> ImageProbe:
     edges = float((cv2.Canny(gray, 80, 160) > 0).mean())
     gray_std = float(gray.std())
     blank = background > 0.995 or gray_std < 1.5
-    return ImageProbe(background, gray_std, colorfulness, edges, blank)
+    # Rounded as the bundle keeps them: the judge reads the stored probe, never this one.
+    return ImageProbe(background_fraction=round(background, 4), gray_std=round(gray_std, 4),
+                      colorfulness=round(colorfulness, 4), edge_density=round(edges, 4), blank=blank)
 
 
 VISUAL_CHANGE_THRESHOLD = 0.0008

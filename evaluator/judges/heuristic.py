@@ -16,7 +16,6 @@ import functools
 import re
 from collections import defaultdict
 from dataclasses import dataclass, field
-from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
@@ -35,6 +34,7 @@ from evaluator.errors import ConfigError, RegistryError
 from evaluator.evidence.bundle import BundleFile, EvidenceBundle
 from evaluator.evidence.console import ConsoleClass, ConsoleEntry
 from evaluator.evidence.design import Quality, measure_qualities
+from evaluator.evidence.facts import BrowserDefaults, ImageProbe, PageFacts, StaticFacts
 from evaluator.evidence.language import language_matches
 from evaluator.judges import judges
 from evaluator.keys import sha256_bytes
@@ -145,8 +145,7 @@ def _score(bundle: EvidenceBundle, rubric: YamlDocument, verdict_key: str, versi
     if bundle.has(BundleFile.STATIC_FAILURE):
         return _never_perceived(bundle, rubric, verdict_key, version)
     query = bundle.query()
-    desktop = bundle.json(BundleFile.page_facts("desktop"))
-    mobile = bundle.json(BundleFile.page_facts("mobile"))
+    desktop, mobile = bundle.static_facts("desktop"), bundle.static_facts("mobile")
     trace = bundle.trace()
     result = bundle.interaction()
     console = bundle.console()
@@ -155,13 +154,14 @@ def _score(bundle: EvidenceBundle, rubric: YamlDocument, verdict_key: str, versi
     criteria: list[CriterionReason] = []
     shot = EvidenceRef(file=BundleFile.screenshot("desktop"))
 
-    facts, image = desktop["facts"], desktop["image"]
+    facts, image = desktop.facts, desktop.image
     blank = _blank(rubric, desktop)
     if blank:
         func.deduct("render_failure", "the page rendered blank (nothing but background on the desktop screenshot)",
-                    [shot, EvidenceRef(file=BundleFile.page_facts("desktop"), detail=f"image probe {image}")])
+                    [shot, EvidenceRef(file=BundleFile.page_facts("desktop"),
+                                       detail=f"image probe {image.model_dump()}")])
     elif _near_empty(rubric, desktop) and not _small_but_working(rubric, trace):
-        func.deduct("near_empty_render", f"only {facts['element_count']} elements and {facts['text_length']} "
+        func.deduct("near_empty_render", f"only {facts.element_count} elements and {facts.text_length} "
                     "characters of text rendered", [shot])
     _errors(func, console, result)
     _controls(func, query, trace, result)
@@ -171,9 +171,9 @@ def _score(bundle: EvidenceBundle, rubric: YamlDocument, verdict_key: str, versi
     _keys(func, query, trace, probed=probed)
     _language(func, query, facts)
 
-    aesthetic_base, baseline_reason = _aesthetic_baseline(rubric, facts, image, blank)
+    aesthetic_base, baseline_reason = _aesthetic_baseline(rubric, facts, blank)
     if not blank:
-        _layout(aes, desktop, mobile)
+        _layout(aes, facts, mobile.facts)
     if "qualities" in rubric["aesthetic"]:
         bonus, bonus_reason, qualities = _qualities(rubric, bundle, facts, aesthetic_base)
         criteria += qualities
@@ -197,31 +197,31 @@ def _score(bundle: EvidenceBundle, rubric: YamlDocument, verdict_key: str, versi
     )
 
 
-def _blank(rubric: YamlDocument, desktop: dict[str, Any]) -> bool:
+def _blank(rubric: YamlDocument, desktop: StaticFacts) -> bool:
     """Nothing but background on the desktop screenshot, or no page at all.
 
     v5: the image probe calls a screen blank when 99.9 % of it is background, which a few short words do not
     fill; a page whose text is that short (a drawing app's tool links over an empty canvas) is near-empty. More
     text than that on a screen the probe found blank is text no one sees: blank.
     """
-    facts, image = desktop["facts"], desktop["image"]
-    if desktop["timings"].get("navigation_error") is not None and facts["text_length"] == 0:
+    facts = desktop.facts
+    if desktop.timings.navigation_error is not None and facts.text_length == 0:
         return True
     few_words = (rubric["functional"].get("render", {}).get("few_words_not_blank")
-                 and 0 < facts["text_length"] < _NEAR_EMPTY_TEXT)
-    return bool(image["blank"]) and not few_words
+                 and 0 < facts.text_length < _NEAR_EMPTY_TEXT)
+    return desktop.image.blank and not few_words
 
 
-def _near_empty(rubric: YamlDocument, desktop: dict[str, Any]) -> bool:
+def _near_empty(rubric: YamlDocument, desktop: StaticFacts) -> bool:
     """A handful of elements and no text (v5: also a blank screenshot with a few words, see :func:`_blank`;
     a canvas covering a large share of the first screen is content, whatever the markup around it)."""
-    facts, image = desktop["facts"], desktop["image"]
+    facts = desktop.facts
     render = rubric["functional"].get("render", {})
     if _canvas_page(rubric, facts):
         return False
-    if render.get("few_words_not_blank") and image["blank"]:
+    if render.get("few_words_not_blank") and desktop.image.blank:
         return True
-    return bool(facts["element_count"] < _NEAR_EMPTY_ELEMENTS and facts["text_length"] < _NEAR_EMPTY_TEXT)
+    return facts.element_count < _NEAR_EMPTY_ELEMENTS and facts.text_length < _NEAR_EMPTY_TEXT
 
 
 def _small_but_working(rubric: YamlDocument, trace: list[StepRecord]) -> bool:
@@ -231,10 +231,10 @@ def _small_but_working(rubric: YamlDocument, trace: list[StepRecord]) -> bool:
                 and any(s.result.expectation_met is True for s in trace))
 
 
-def _canvas_page(rubric: YamlDocument, facts: dict[str, Any]) -> bool:
+def _canvas_page(rubric: YamlDocument, facts: PageFacts) -> bool:
     """A canvas covers the rubric's share of the first screen (v5): it is content, and it may take keys itself."""
     share = rubric["functional"].get("render", {}).get("canvas_content_share")
-    return share is not None and facts.get("canvas_share", 0) >= share
+    return share is not None and facts.canvas_share >= share
 
 
 def _never_perceived(bundle: EvidenceBundle, rubric: YamlDocument, verdict_key: str, version: str) -> Verdict:
@@ -328,7 +328,7 @@ def _controls(func: _Ledger, query: Query, trace: list[StepRecord], result: Inte
 
 
 def _core_flow(func: _Ledger, rubric: YamlDocument, query: Query, trace: list[StepRecord],
-               facts: dict[str, Any]) -> None:
+               facts: PageFacts) -> None:
     """The app's core interaction never worked (v5's ``core`` section; absent from older rubrics).
 
     Its core is read from the evidence: the page's main surface (a control covering a large share of the first
@@ -338,7 +338,7 @@ def _core_flow(func: _Ledger, rubric: YamlDocument, query: Query, trace: list[St
     spec = rubric["functional"].get("core")
     if spec is None:
         return
-    width, height = (facts.get("design") or {}).get("viewport") or _DESKTOP
+    width, height = facts.design.viewport if facts.design is not None else _DESKTOP
     screen = max(width * height, 1)
     uses: dict[str, list[tuple[StepRecord, ElementInfo]]] = defaultdict(list)
     for step in trace:
@@ -435,10 +435,10 @@ def _keyboard_app(query: Query, trace: list[StepRecord], presses: list[StepRecor
     return not any(s.target is not None and s.action.kind in _JUDGED_KINDS for s in trace)
 
 
-def _language(func: _Ledger, query: Query, facts: dict[str, Any]) -> None:
-    if language_matches(facts["text_sample"], query.language) is False:
+def _language(func: _Ledger, query: Query, facts: PageFacts) -> None:
+    if language_matches(facts.text_sample, query.language) is False:
         func.deduct("language_mismatch", f"the page text is not in the brief's language ({query.language})",
-                    [EvidenceRef(file=BundleFile.page_facts("desktop"), detail=facts["text_sample"][:120])])
+                    [EvidenceRef(file=BundleFile.page_facts("desktop"), detail=facts.text_sample[:120])])
 
 
 def _aesthetic(rubric: YamlDocument, aes: _Ledger, start: float, designed: bool) -> float:
@@ -450,68 +450,66 @@ def _aesthetic(rubric: YamlDocument, aes: _Ledger, start: float, designed: bool)
     return min(8.0, max(0.0, max(floor, start - (aes.total - below)) - below))
 
 
-def _aesthetic_baseline(rubric: YamlDocument, facts: dict[str, Any], image: dict[str, Any],
-                        blank: bool) -> tuple[float, str]:
+def _aesthetic_baseline(rubric: YamlDocument, facts: PageFacts, blank: bool) -> tuple[float, str]:
     baselines = rubric["aesthetic"]["baselines"]
     if blank:
         return baselines["blank"], f"Baseline {baselines['blank']}: blank render."
-    defaults = facts.get("defaults")
+    defaults = facts.defaults
     if defaults is not None and "floor" in rubric["aesthetic"]:
         if _browser_defaults(defaults):
-            shown = ", ".join(name for name, value in defaults.items() if value)
+            shown = ", ".join(name for name, value in defaults.model_dump().items() if value)
             return baselines["unstyled"], (f"Baseline {baselines['unstyled']}: the browser's default styles show "
                                            f"({shown}): the page is not designed.")
-    elif facts["css_rules"] == 0 and facts["inline_styled_elements"] == 0:
+    elif facts.css_rules == 0 and facts.inline_styled_elements == 0:
         return baselines["unstyled"], f"Baseline {baselines['unstyled']}: raw HTML, no author CSS."
-    styling = f"{facts['css_rules']} CSS rules, {facts['inline_styled_elements']} styled elements"
+    styling = f"{facts.css_rules} CSS rules, {facts.inline_styled_elements} styled elements"
     return baselines["styled"], f"Baseline {baselines['styled']}: author styling ({styling})."
 
 
-def _browser_defaults(defaults: dict[str, bool | None]) -> bool:
+def _browser_defaults(defaults: BrowserDefaults) -> bool:
     """The default serif font with default margins or colours, and no link or button restyled."""
-    return bool(defaults.get("font")) and bool(defaults.get("margin") or defaults.get("colors")) and all(
-        defaults.get(kind) is not False for kind in ("links", "buttons"))
+    return defaults.font and (defaults.margin or defaults.colors) and (
+        defaults.links is not False and defaults.buttons is not False)
 
 
-def _layout(aes: _Ledger, desktop: dict[str, Any], mobile: dict[str, Any]) -> None:
-    overflow = mobile["facts"]["overflow_x"]
+def _layout(aes: _Ledger, desktop: PageFacts, mobile: PageFacts) -> None:
+    overflow = mobile.overflow_x
     if overflow > 4:
-        aes.deduct("mobile_overflow", f"on a 390 px phone the page is {mobile['facts']['scroll_width']} px wide "
+        aes.deduct("mobile_overflow", f"on a 390 px phone the page is {mobile.scroll_width} px wide "
                    f"({overflow} px of sideways scroll)",
                    _mobile_refs())
-    if not mobile["facts"]["has_viewport_meta"] and mobile["facts"]["viewport_width"] > _PHONE_WIDTH:
+    if not mobile.has_viewport_meta and mobile.viewport_width > _PHONE_WIDTH:
         aes.deduct("mobile_not_adapted", f"no viewport meta tag: a phone lays the page out "
-                   f"{mobile['facts']['viewport_width']} px wide and shrinks it to fit",
+                   f"{mobile.viewport_width} px wide and shrinks it to fit",
                    _mobile_refs())
-    for image in desktop["facts"]["broken_images"]:
-        aes.deduct("broken_image", f"image {image['src'][:80]} failed to load",
-                   [EvidenceRef(file=BundleFile.screenshot("desktop"), detail=image["selector"])])
-    illegible = desktop["facts"].get("illegible_count", 0)
-    if illegible > 3:
-        sample = next((e for e in desktop["facts"]["low_contrast"] if e["ratio"] < 1.5), None)
-        example = f", e.g. {sample['text'][:40]!r} at {sample['ratio']}:1" if sample else ""
-        aes.deduct("illegible_text", f"{illegible} text elements below 1.5:1 contrast{example}",
+    for image in desktop.broken_images:
+        aes.deduct("broken_image", f"image {image.src[:80]} failed to load",
+                   [EvidenceRef(file=BundleFile.screenshot("desktop"), detail=image.selector)])
+    if desktop.illegible_count > 3:
+        sample = next((e for e in desktop.low_contrast if e.ratio < 1.5), None)
+        example = f", e.g. {sample.text[:40]!r} at {sample.ratio}:1" if sample else ""
+        aes.deduct("illegible_text", f"{desktop.illegible_count} text elements below 1.5:1 contrast{example}",
                    [EvidenceRef(file=BundleFile.screenshot("desktop")),
-                    EvidenceRef(file=BundleFile.page_facts("desktop"), detail=sample["selector"] if sample else None)])
-    low = desktop["facts"]["low_contrast_count"]
+                    EvidenceRef(file=BundleFile.page_facts("desktop"), detail=sample.selector if sample else None)])
+    low = desktop.low_contrast_count
     if low:
-        sample = desktop["facts"]["low_contrast"][0]
+        sample = desktop.low_contrast[0]
         category = "low_contrast_widespread" if low > 3 else "low_contrast"
-        aes.deduct(category, f"{low} text elements below WCAG AA contrast, e.g. {sample['text'][:40]!r} "
-                   f"at {sample['ratio']}:1 (needs {sample['required']}:1)",
-                   [EvidenceRef(file=BundleFile.page_facts("desktop"), detail=sample["selector"])])
+        aes.deduct(category, f"{low} text elements below WCAG AA contrast, e.g. {sample.text[:40]!r} "
+                   f"at {sample.ratio}:1 (needs {sample.required}:1)",
+                   [EvidenceRef(file=BundleFile.page_facts("desktop"), detail=sample.selector)])
 
 
-def _bonuses(rubric: YamlDocument, image: dict[str, Any], aes: _Ledger, base: float) -> tuple[float, str]:
+def _bonuses(rubric: YamlDocument, image: ImageProbe, aes: _Ledger, base: float) -> tuple[float, str]:
     if base < rubric["aesthetic"]["baselines"]["styled"]:
         return 0.0, "No bonus below a styled baseline."
     spec = rubric["aesthetic"]["bonuses"]
     parts, points = [], 0.0
-    if image["colorfulness"] >= spec["colorful"]["min_colorfulness"]:
+    if image.colorfulness >= spec["colorful"]["min_colorfulness"]:
         points += spec["colorful"]["points"]
-        parts.append(f"+{spec['colorful']['points']} colourful ({image['colorfulness']:.1f})")
-    if (image["background_fraction"] <= spec["structured"]["max_background_fraction"]
-            and image["edge_density"] >= spec["structured"]["min_edge_density"]):
+        parts.append(f"+{spec['colorful']['points']} colourful ({image.colorfulness:.1f})")
+    if (image.background_fraction <= spec["structured"]["max_background_fraction"]
+            and image.edge_density >= spec["structured"]["min_edge_density"]):
         points += spec["structured"]["points"]
         parts.append(f"+{spec['structured']['points']} structured layout")
     if not aes.attributions:
@@ -520,7 +518,7 @@ def _bonuses(rubric: YamlDocument, image: dict[str, Any], aes: _Ledger, base: fl
     return points, "Bonuses: " + (", ".join(parts) if parts else "none") + "."
 
 
-def _qualities(rubric: YamlDocument, bundle: EvidenceBundle, facts: dict[str, Any], base: float
+def _qualities(rubric: YamlDocument, bundle: EvidenceBundle, facts: PageFacts, base: float
                ) -> tuple[float, str, list[CriterionReason]]:
     """Points for the measured design qualities of a styled page, and one criterion citing each measure.
 
@@ -532,7 +530,7 @@ def _qualities(rubric: YamlDocument, bundle: EvidenceBundle, facts: dict[str, An
     spec = rubric["aesthetic"]["qualities"]
     shot = BundleFile.screenshot("desktop")
     screenshot = (bundle.root / shot).read_bytes() if bundle.has(shot) else None
-    measured = measure_qualities(facts.get("design"), screenshot, spec)
+    measured = measure_qualities(facts.design, screenshot, spec)
     points = sum(spec[q.name]["points"] for q in measured if q.passed)
     earned = [f"+{spec[q.name]['points']} {q.name.replace('_', ' ')}" for q in measured if q.passed]
     unmeasured = [q.name.replace("_", " ") for q in measured if not q.measured]
@@ -542,7 +540,8 @@ def _qualities(rubric: YamlDocument, bundle: EvidenceBundle, facts: dict[str, An
 
 
 def _quality_reason(quality: Quality, points: float) -> CriterionReason:
-    source = BundleFile.screenshot("desktop") if quality.name == "whitespace" else "static/desktop-facts.json (design)"
+    source = (BundleFile.screenshot("desktop") if quality.name == "whitespace"
+              else f"{BundleFile.page_facts('desktop')} (design)")
     outcome = f"+{points}" if quality.passed else "+0.0"
     return CriterionReason(criterion=f"quality:{quality.name}", dimension=Dimension.AESTHETIC,
                            reason=f"{outcome}: {quality.detail} [{source}].")

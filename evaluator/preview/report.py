@@ -150,10 +150,10 @@ def _console(bundle: EvidenceBundle, origin: str | None) -> list[PreviewProblem]
 def _blank(bundle: EvidenceBundle) -> list[PreviewProblem]:
     if not bundle.has(BundleFile.page_facts("desktop")):
         return []
-    desktop = bundle.json(BundleFile.page_facts("desktop"))
+    desktop = bundle.static_facts("desktop")
     # Blank to the eye and without text: a sparse page (a heading and a button) is nearly all background too,
     # and telling its author it rendered nothing would mislead.
-    if not desktop.get("image", {}).get("blank") or desktop.get("facts", {}).get("text_length", 0) > 0:
+    if not desktop.image.blank or desktop.facts.text_length > 0:
         return []
     return [PreviewProblem(kind=PreviewCheck.BLANK_RENDER, message="the desktop screenshot shows only the background",
                            file=None, diagnosis="")]

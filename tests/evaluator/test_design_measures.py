@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 from evaluator.evidence.design import QUALITIES, Quality, measure_qualities
+from evaluator.evidence.facts import DesignFacts
 from evaluator.judges.heuristic import load_rubric
 
 SPEC = load_rubric("heuristic-v3")["aesthetic"]["qualities"]
@@ -65,13 +66,17 @@ def design_screenshot(*, x0: int = 160, x1: int = 1120, bands: int = 6) -> bytes
     return _png(image)
 
 
+def _design(facts: dict[str, Any]) -> DesignFacts:
+    return DesignFacts.model_validate(facts)
+
+
 def _measure(name: str, facts: dict[str, Any] | None = None, shot: bytes | None = None) -> Quality:
-    by_name = {q.name: q for q in measure_qualities(facts, shot, SPEC)}
+    by_name = {q.name: q for q in measure_qualities(None if facts is None else _design(facts), shot, SPEC)}
     return by_name[name]
 
 
 def test_the_tidy_page_meets_every_quality_in_order() -> None:
-    measured = measure_qualities(design_facts(), design_screenshot(), SPEC)
+    measured = measure_qualities(_design(design_facts()), design_screenshot(), SPEC)
     assert [q.name for q in measured] == list(QUALITIES)
     assert all(q.measured and q.passed for q in measured), [q.detail for q in measured]
 
@@ -278,5 +283,5 @@ def test_evidence_without_design_facts_is_not_measured(name: str) -> None:
 
 
 def test_measures_are_deterministic() -> None:
-    facts, shot = design_facts(), design_screenshot(x0=96, x1=1000)
+    facts, shot = _design(design_facts()), design_screenshot(x0=96, x1=1000)
     assert measure_qualities(facts, shot, SPEC) == measure_qualities(facts, shot, SPEC)

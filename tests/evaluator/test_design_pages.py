@@ -18,6 +18,7 @@ from playwright.async_api import Browser
 
 from evaluator.browser.context_pool import DESKTOP, MOBILE
 from evaluator.evidence.bundle import EvidenceBundle, EvidenceWriter
+from evaluator.evidence.facts import LoadTimings
 from evaluator.evidence.perception import capture
 from evaluator.judges.heuristic import HeuristicJudge
 from evaluator.models import AgentConfig, Kind, ToolVersions, Verdict
@@ -37,7 +38,7 @@ async def _bundle(browser: Browser, html: str, root: Path) -> Path:
         context = await browser.new_context(viewport=size, device_scale_factor=1)
         page = await context.new_page()
         await page.set_content(html)
-        await capture(page, name, writer, {"load_s": 0.1})
+        await capture(page, name, writer, LoadTimings(load_s=0.1, settle_s=0.0, layout_stable=True))
         await context.close()
     writer.write_json("query.json", app_query("design", Kind.STATIC_PRESENTATION).model_dump(mode="json"))
     writer.write_json("interaction/trace.json", [])

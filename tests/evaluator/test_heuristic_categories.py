@@ -51,19 +51,26 @@ def _console(phase: str, klass: str, text: str) -> dict[str, Any]:
             "class": klass, "text": text, "url": ""}
 
 
+def _page(**measured: Any) -> dict[str, Any]:
+    """The page facts of a styled English page with no defect, as the collector records them (one viewport's)."""
+    return {"overflow_x": 0, "broken_images": [], "low_contrast": [], "low_contrast_count": 0, "text_elements": 20,
+            "css_rules": 40, "inline_styled_elements": 0, "font_family": "dejavu sans", "element_count": 60,
+            "text_length": 400, "title": "Habits", "lang": "en", "has_viewport_meta": True, "text_sample": ENGLISH,
+            **measured}
+
+
 def _healthy() -> Files:
     """A styled English interactive app with no defect whose three controls all changed something."""
     query = Query(id="habits", brief="Build a habit tracker.", domain="productivity", leaf="trackers",
                   difficulty=Difficulty.EASY, language="en", kind=Kind.INTERACTIVE_APPLICATION)
-    image = {"blank": False, "colorfulness": 20.0, "background_fraction": 0.6, "edge_density": 0.05}
-    facts = {"element_count": 60, "text_length": 400, "text_sample": ENGLISH, "css_rules": 40,
-             "inline_styled_elements": 0, "broken_images": [], "low_contrast_count": 0, "low_contrast": [],
-             "design": design_facts()}
-    mobile = {"overflow_x": 0, "scroll_width": 390, "has_viewport_meta": True, "viewport_width": 390}
+    image = {"blank": False, "colorfulness": 20.0, "background_fraction": 0.6, "edge_density": 0.05, "gray_std": 30.0}
+    facts = _page(viewport_width=1280, scroll_width=1280, design=design_facts())
+    mobile = _page(viewport_width=390, scroll_width=390)
+    timings = {"load_s": 0.4, "settle_s": 0.2, "layout_stable": True, "navigation_error": None}
     return {
         QUERY: query.model_dump(mode="json"),
-        DESKTOP: {"facts": facts, "image": image, "timings": {"load_s": 0.4}},
-        MOBILE: {"facts": mobile, "image": dict(image), "timings": {"load_s": 0.3}},
+        DESKTOP: {"facts": facts, "image": image, "timings": timings},
+        MOBILE: {"facts": mobile, "image": dict(image), "timings": dict(timings)},
         TRACE: [_step(1, "#add"), _step(2, "#done"), _step(3, "#reset")],
         RESULT: {"ended_by": "policy", "coverage": {"salient": 3, "exercised": 3, "remaining": []}, "error": None,
                  "console_entries_dropped": 0},

@@ -68,8 +68,8 @@ def test_grayscale_text_page_is_not_colourful() -> None:
     assert probe.colorfulness < probe_image(_png(_card_page())).colorfulness
 
 
-def test_as_dict_is_plain_and_rounded() -> None:
-    data = probe_image(_png(_card_page())).as_dict()
+def test_the_probe_is_stored_plain_and_rounded() -> None:
+    data = probe_image(_png(_card_page())).model_dump(mode="json")
     assert set(data) == {"background_fraction", "gray_std", "colorfulness", "edge_density", "blank"}
     assert data["blank"] is False
     for key in ("background_fraction", "gray_std", "colorfulness", "edge_density"):
