@@ -53,7 +53,11 @@ def test_freeze_stops_clock_timers_animation_frames_and_css_then_resumes(tmp_pat
             await freezer.start()
             recorder = ScreenRecorder(cdp, tmp_path / "frames", live=False)
             await recorder.start()
-            await asyncio.sleep(0.6)
+            warm = await page.evaluate(PROBE)
+            warm_at = time.time()
+            await asyncio.sleep(1.0)
+            running = await page.evaluate(PROBE)
+            running_at = time.time()
             await freezer.freeze()
             frozen_at = time.time()
             before = await page.evaluate(PROBE)
@@ -67,17 +71,24 @@ def test_freeze_stops_clock_timers_animation_frames_and_css_then_resumes(tmp_pat
             resumed = await page.evaluate(PROBE)
             resumed_at = time.time()
             await recorder.stop()
-            return {"before": before, "after": after, "resumed": resumed, "recorder": recorder,
-                    "frozen_at": frozen_at, "thawed_at": thawed_at, "resumed_at": resumed_at}
+            return {"warm": warm, "running": running, "before": before, "after": after, "resumed": resumed,
+                    "recorder": recorder, "warm_at": warm_at, "running_at": running_at, "frozen_at": frozen_at,
+                    "thawed_at": thawed_at, "resumed_at": resumed_at}
 
     r = with_browser(scenario)
     before, after, resumed = r["before"], r["after"], r["resumed"]
     # The page's own state did not move during 2 s of freeze.
     assert after == before
-    # ... and runs at real speed afterwards (50 ms interval = 20 ticks/s; rAF ~60/s; clock and CSS in ms).
+    # ... and runs at speed afterwards: its clock and CSS in real milliseconds, its timers (a 50 ms interval) and
+    # animation frames at the rates the same page kept before the freeze. Under CI load headless Chromium draws
+    # from 60 frames a second down to 15 and an interval fires late, so fixed rates were a test of the machine, not
+    # of the thaw; beside the suite on two cores the rates after the thaw were measured at 0.46-1.0 of those
+    # before. A thaw that left timers or frames stopped or throttled keeps none or a small fraction.
     elapsed = r["resumed_at"] - r["thawed_at"]
-    assert resumed["ticks"] - after["ticks"] >= 0.7 * 20 * elapsed
-    assert resumed["frames"] - after["frames"] >= 0.5 * 60 * elapsed
+    for counter in ("ticks", "frames"):
+        rate_before = (r["running"][counter] - r["warm"][counter]) / (r["running_at"] - r["warm_at"])
+        assert rate_before > 5, f"the page kept almost no {counter} before the freeze"
+        assert resumed[counter] - after[counter] >= 0.3 * rate_before * elapsed, counter
     assert 0.75 * elapsed * 1000 <= resumed["now"] - after["now"] <= 1.25 * elapsed * 1000 + 100
     assert resumed["anim"] - after["anim"] >= 0.7 * elapsed * 1000
 
