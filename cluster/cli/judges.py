@@ -51,7 +51,7 @@ def serve(args: argparse.Namespace, console: Console) -> int:
         try:
             while True:
                 time.sleep(30)
-                down = [h["url"] for h in pool_health(args.name) if not h["healthy"]]
+                down = [str(h.url) for h in pool_health(args.name) if not h.healthy]
                 if down:
                     console.print(f"unhealthy (restarting): {', '.join(down)}")
         except KeyboardInterrupt:
@@ -63,7 +63,7 @@ def serve(args: argparse.Namespace, console: Console) -> int:
 def status(args: argparse.Namespace, console: Console) -> int:
     """``evalgrid judge status``: the health of a pool's servers, as JSON."""
     with connected(args.ray_address):
-        print(json.dumps(pool_health(args.name), indent=2))
+        print(json.dumps([h.model_dump(mode="json", exclude_none=True) for h in pool_health(args.name)], indent=2))
     return 0
 
 

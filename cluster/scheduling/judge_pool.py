@@ -38,6 +38,7 @@ from typing import Any
 
 import httpx
 import ray
+from pydantic import BaseModel
 from ray.exceptions import GetTimeoutError
 
 from cluster.scheduling.ray_auth import join_ray
@@ -52,6 +53,17 @@ _PR_SET_PDEATHSIG = 1
 _WATCH_INTERVAL_S = 10.0
 _UNHEALTHY_CHECKS = 3
 """Failed health checks in a row after which a running but hung server is restarted."""
+
+
+class ServerHealth(BaseModel):
+    """One judge server's health, as the pool reports it across Ray and `evalgrid judge status` prints it."""
+
+    url: str | None
+    """The server's ``/v1`` base URL; ``None`` when its actor did not answer."""
+    healthy: bool
+    restarts: int = 0
+    error: str | None = None
+    """Why the actor did not answer, when it did not."""
 
 
 @dataclass(frozen=True)
@@ -262,10 +274,10 @@ class JudgeServer:
             self._watch = asyncio.create_task(self._keep_alive())
         return f"http://{self._address}:{self._server.port}/v1"
 
-    async def health(self) -> dict[str, Any]:
+    async def health(self) -> ServerHealth:
         """URL, whether it answers its health check, and restarts so far."""
         healthy = await asyncio.to_thread(self._server.healthy)
-        return {"url": await self.url(), "healthy": healthy, "restarts": self._server.restarts}
+        return ServerHealth(url=await self.url(), healthy=healthy, restarts=self._server.restarts)
 
     async def stop(self) -> None:
         """Stop the server process for good."""
@@ -285,10 +297,10 @@ class JudgePool:
         answers = await asyncio.gather(*(s.url.remote() for s in self._servers), return_exceptions=True)
         return [a for a in answers if isinstance(a, str)]
 
-    async def health(self) -> list[dict[str, Any]]:
+    async def health(self) -> list[ServerHealth]:
         """Each server's health; a server whose actor does not answer is reported as such."""
         answers = await asyncio.gather(*(s.health.remote() for s in self._servers), return_exceptions=True)
-        return [a if isinstance(a, dict) else {"url": None, "healthy": False, "error": str(a)[:300]}
+        return [a if isinstance(a, ServerHealth) else ServerHealth(url=None, healthy=False, error=str(a)[:300])
                 for a in answers]
 
     async def stop(self) -> None:
@@ -351,9 +363,9 @@ def pool_urls(name: str) -> list[str]:
     return urls
 
 
-def pool_health(name: str) -> list[dict[str, Any]]:
+def pool_health(name: str) -> list[ServerHealth]:
     """Each server's health in pool ``name``."""
-    health: list[dict[str, Any]] = ray.get(_pool(name).health.remote(), timeout=60)
+    health: list[ServerHealth] = ray.get(_pool(name).health.remote(), timeout=60)
     return health
 
 

@@ -28,7 +28,15 @@ import yaml
 
 from cluster.repair.lift import LiftOptions, repair_lift
 from cluster.repair.summary import RepairLiftSummary
-from cluster.scheduling.judge_pool import NAMESPACE, JudgeServerSpec, pool_health, resolve_pools, start_pool, stop_pool
+from cluster.scheduling.judge_pool import (
+    NAMESPACE,
+    JudgeServerSpec,
+    ServerHealth,
+    pool_health,
+    resolve_pools,
+    start_pool,
+    stop_pool,
+)
 from cluster.store.layout import RunFile
 from evaluator.answer.repair import RepairOptions
 from evaluator.evidence.bundle import EvidenceBundle
@@ -151,7 +159,7 @@ def test_a_judge_pool_of_real_vllm_servers_scores_real_evidence_into_a_valid_ver
     try:
         assert len(urls) == 1 and urls[0].endswith("/v1")
         [health] = pool_health("ci-judges")
-        assert health["healthy"] is True and health["restarts"] == 0
+        assert health.healthy is True and health.restarts == 0
 
         endpoints = resolve_pools({"judge": Endpoint(pool="ci-judges", timeout_s=300, max_attempts=2)})
         assert endpoints["judge"].urls == urls
@@ -184,10 +192,10 @@ def test_a_judge_pool_of_real_vllm_servers_scores_real_evidence_into_a_valid_ver
         deadline = killed + spec.start_timeout_s + 60
         while time.monotonic() < deadline:
             [health] = pool_health("ci-judges")
-            if health["restarts"] == 1 and health["healthy"]:
+            if health.restarts == 1 and health.healthy:
                 break
             time.sleep(5)
-        assert health == {"url": urls[0], "healthy": True, "restarts": 1}
+        assert health == ServerHealth(url=urls[0], healthy=True, restarts=1)
         print(f"killed server healthy again after {time.monotonic() - killed:.1f} s")
     finally:
         stop_pool("ci-judges")
