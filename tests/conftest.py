@@ -16,6 +16,18 @@ from tests.support import install_sandbox_npm_trees
 pytest_plugins = ["tests.budget", "tests.lanes"]
 
 
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Set aside what collection built (every test module and what it imported) from later garbage collections.
+
+    ``gc.freeze()`` moves the objects alive now to a generation the collector never scans again: the collection
+    after each test (below) then scans what tests made, not the ~140,000 objects of Ray, Playwright and OpenCV
+    each worker imported. Measured: 0.12-0.17 s a collection on an idle machine, 1-4 s under CI load, ~620 s of
+    teardown in one lane of a 58-minute suite; after the freeze, microseconds on the same heap.
+    """
+    gc.collect()
+    gc.freeze()
+
+
 @pytest.fixture(autouse=True)
 def _collect_garbage_at_teardown(request: pytest.FixtureRequest) -> Iterator[None]:
     """Finalise what a test left behind while that test is still the current one.
