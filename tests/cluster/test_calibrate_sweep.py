@@ -14,13 +14,14 @@ from tests.support import require_docker
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.docker]
 
-# Two apps of different inputs (a text-entry list, a keyboard game) and operators that break what they have.
-# A regression guard, not the measure: the full suite is `evalgrid calibrate` with no --apps. delete_noop is
-# in since collector-6, whose explorer checks that a delete removed its item. (checkbox_dead, click_throws and
-# contrast_collapsed left the slice to make room for the real-app slice, test_realapps_slice.py; the full
-# suite still runs them.)
-APPS = "cal-pantry-vanilla,cal-snake-vanilla"
-OPERATORS = "enter_swallowed,keys_swallowed,delete_noop,css_removed"
+# A text-entry list and operators that break what it has. A regression guard, not the measure: the full suite is
+# `evalgrid calibrate` with no --apps. delete_noop is in since collector-6, whose explorer checks that a delete
+# removed its item. (checkbox_dead, click_throws and contrast_collapsed left the slice to make room for the
+# real-app slice, test_realapps_slice.py; the keyboard game and keys_swallowed left when a slower CI machine took
+# the test to 287 s: the real-app slice keeps a keyboard game, 2048, with its key handling dead. The full suite
+# runs them all.)
+APPS = "cal-pantry-vanilla"
+OPERATORS = "enter_swallowed,delete_noop,css_removed"
 
 
 def test_calibrate_meets_its_targets_on_a_slice(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -30,8 +31,8 @@ def test_calibrate_meets_its_targets_on_a_slice(tmp_path: Path, capsys: pytest.C
     table = capsys.readouterr().out
     calibration = json.loads((tmp_path / "cal" / "calibration.json").read_text())
     assert code == 0, table
-    assert calibration["apps"] == 2 and not calibration["excluded"]
-    assert set(calibration["functional_per_operator"]) == {"enter_swallowed", "keys_swallowed", "delete_noop"}
+    assert calibration["apps"] == 1 and not calibration["excluded"]
+    assert set(calibration["functional_per_operator"]) == {"enter_swallowed", "delete_noop"}
     assert calibration["aesthetic_per_operator"]["css_removed"]["accuracy"] == 1.0
     assert calibration["functional_drift_max"] <= 1.0
     assert (tmp_path / "cal" / "calibrations" / f"{calibration['key']}.json").is_file()

@@ -38,7 +38,7 @@ from evaluator.models import (
 )
 from evaluator.run import execute_run, make_run_spec
 from evaluator.stages import StagePaths
-from tests.support import FIXTURES, app_query, require_docker
+from tests.support import FIXTURES, app_query, full_suite, require_docker
 
 pytestmark = [pytest.mark.browser, pytest.mark.docker]
 
@@ -153,8 +153,15 @@ def test_fixture_renders_offline_from_the_mirror(grid: _Grid, fixture: dict[str,
 _CANVAS_TOLERANCE = {"chartjs-jsdelivr": 0.001, "cdnjs-mix": 0.03}
 
 
+# What can make a first screenshot differ between runs, one fixture each: an asynchronous render with a JIT CSS
+# CDN, a canvas chart, a web font, hosts nobody answers, a built project. All ten under `make test-full`.
+_REPEATED = {"react-tailwind-babel", "chartjs-jsdelivr", "google-font", "unknown-host", "vite-project"}
+
+
 def test_repeated_runs_give_pixel_identical_first_screenshots(grid: _Grid) -> None:
     """Static Perception twice per fixture; both viewports' first screenshots must match pixel for pixel."""
+    fixtures = RENDERED if full_suite() else [f for f in RENDERED if f["id"] in _REPEATED]
+    assert len(fixtures) >= len(_REPEATED)
 
     async def first_screenshots(app: ExtractedApp, out: Path) -> dict[str, Any]:
         async with _served(grid, app, []) as url:
@@ -167,7 +174,7 @@ def test_repeated_runs_give_pixel_identical_first_screenshots(grid: _Grid) -> No
 
     differing: dict[str, float] = {}
     with tempfile.TemporaryDirectory() as tmp:
-        for fixture in RENDERED:
+        for fixture in fixtures:
             app = _app(fixture)
             first = grid.run(first_screenshots(app, Path(tmp) / fixture["id"] / "1"))
             second = grid.run(first_screenshots(app, Path(tmp) / fixture["id"] / "2"))
@@ -176,8 +183,8 @@ def test_repeated_runs_give_pixel_identical_first_screenshots(grid: _Grid) -> No
                 if a.shape != b.shape or np.any(a != b):
                     changed = 1.0 if a.shape != b.shape else float(np.any(a != b, axis=2).mean())
                     differing[f"{fixture['id']}/{view}"] = changed
-    identical = len(RENDERED) * 2 - len(differing)
-    print(f"pixel-identical first screenshots: {identical} of {len(RENDERED) * 2}; differing: {differing}")
+    identical = len(fixtures) * 2 - len(differing)
+    print(f"pixel-identical first screenshots: {identical} of {len(fixtures) * 2}; differing: {differing}")
     exact = {name: share for name, share in differing.items() if name.split("/")[0] not in _CANVAS_TOLERANCE}
     assert not exact, f"fixtures without canvas animation must match exactly: {exact}"
     assert all(share <= _CANVAS_TOLERANCE[name.split("/")[0]] for name, share in differing.items()), differing
