@@ -87,7 +87,7 @@ def report(args: argparse.Namespace, console: Console) -> int:
 
 def show(args: argparse.Namespace, console: Console) -> int:
     """``evalgrid show``: one run, found by a prefix of its key, in the terminal."""
-    run_dirs = [args.run_dir] if args.run_dir else sorted(p.parent for p in Path("runs").glob("*/results.jsonl"))
+    run_dirs = [args.run_dir] if args.run_dir else sorted(p.parent for p in Path("runs").glob(f"*/{RunFile.RESULTS}"))
     for run_dir in run_dirs:
         prefix = args.run_key if args.run_key.startswith("run-") else f"run-{args.run_key}"
         matches = [o for o in open_run_directory(run_dir).outcomes if o.run_key.startswith(prefix)]

@@ -43,7 +43,7 @@ from cluster.reduce.records import (
 from cluster.repair.summary import LIFT_DIMENSIONS, DimensionLift, FixtureLift, RepairLiftSummary, read_lifts
 from evaluator import EvidenceManifest, EvidenceRef, FailureAttribution, StagePaths, UxDimension, Verdict
 from evaluator.agents import StepRecord
-from evaluator.evidence import PREVIEW_ROUNDS, BundleFile
+from evaluator.evidence import MANIFEST, PREVIEW_ROUNDS, BundleFile
 from evaluator.preview import DEFAULT_CHECKS, PREVIEW_GUIDE
 
 ASSET_FILES = ("style.css", "run.js")
@@ -1008,13 +1008,13 @@ def _run_page(run_dir: Path, row: RunRow, page_dir: Path) -> str:
 
 def _incomplete_note(bundle: _Bundle) -> list[str]:
     """A bundle the app cut short says so (manifests before version 2 have no such field: complete)."""
-    data, problem = bundle.json("manifest.json")
+    data, problem = bundle.json(MANIFEST)
     if problem:
         return [problem]
     try:
         cut = EvidenceManifest.model_validate(data).incomplete
     except ValidationError as exc:
-        return [f"manifest.json does not match the manifest format: {_shorten(str(exc), 300)}"]
+        return [f"{MANIFEST} does not match the manifest format: {_shorten(str(exc), 300)}"]
     if cut is None:
         return []
     last = f"; the last screenshot is {cut.last_screenshot}" if cut.last_screenshot else ""
@@ -1052,7 +1052,7 @@ def _load_steps(bundle: _Bundle, notes: list[str]) -> list[StepRecord]:
     try:
         return _STEPS.validate_python(data)
     except ValidationError as exc:
-        notes.append(f"interaction/trace.json does not match the trace format: {_shorten(str(exc), 300)}")
+        notes.append(f"{BundleFile.TRACE} does not match the trace format: {_shorten(str(exc), 300)}")
         return []
 
 
@@ -1281,7 +1281,7 @@ def _static_section(bundle: _Bundle) -> str:
 
 
 def _files_section(bundle: _Bundle) -> str:
-    manifest, problem = bundle.json("manifest.json")
+    manifest, problem = bundle.json(MANIFEST)
     names: list[str] = []
     if problem is None and isinstance(manifest, dict) and isinstance(manifest.get("files"), list):
         names = [str(f.get("path")) for f in manifest["files"] if isinstance(f, dict) and f.get("path")]
@@ -1291,4 +1291,4 @@ def _files_section(bundle: _Bundle) -> str:
     return (f'<section id="files"><details><summary>Evidence bundle files ({len(names)})</summary>'
             f'<p class="hint">Files written by the model or its page (HTML, scripts) are offered as downloads, '
             f'never opened by the report.</p><ul class="files">{items}</ul>'
-            f"<p>{bundle.link('manifest.json')}</p></details></section>")
+            f"<p>{bundle.link(MANIFEST)}</p></details></section>")

@@ -80,6 +80,8 @@ class BundleFile:
     """The accessibility audit of the desktop page."""
     DOM = "static/dom.html"
     """The desktop page's markup after load."""
+    ACCESSIBILITY_TREE = "static/accessibility.yaml"
+    """The desktop page's accessibility tree after load (Playwright's ARIA snapshot)."""
     TRACE = "interaction/trace.json"
     """The interaction's steps (:class:`~evaluator.agents.observation.StepRecord` each)."""
     RESULT = "interaction/result.json"
@@ -90,6 +92,10 @@ class BundleFile:
     """When each recorded frame was painted."""
     STEPS = "interaction/steps"
     """The screenshot the agent saw at each step (:meth:`step_shot`)."""
+    FRAMES_SCRATCH = "interaction/.frames"
+    """The screencast's frames while the interaction runs (encoded into :attr:`VIDEO`)."""
+    AUDIO_SCRATCH = "interaction/.audio.wav"
+    """The page's sound while the interaction runs (muxed into :attr:`VIDEO`)."""
 
     @staticmethod
     def screenshot(viewport: str, *, full: bool = False) -> str:
@@ -100,6 +106,12 @@ class BundleFile:
     def in_source(path: str) -> bool:
         """Whether ``path`` (relative to the bundle) is one of the app's files."""
         return path.startswith(f"{BundleFile.SOURCE}/")
+
+    @staticmethod
+    def is_static_record(path: str) -> bool:
+        """Whether ``path`` (relative to the bundle) is one of Static Perception's screenshots or measurements: what
+        a judge's finding may cite besides the app's own files and the interaction."""
+        return path.startswith("static/") and path.endswith((".png", ".json"))
 
     @staticmethod
     def step_shot(step: int) -> str:

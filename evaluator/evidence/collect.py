@@ -112,7 +112,7 @@ class EvidenceCollection:
         self._build_report: BuildReport | None = None
         self._failure: dict[str, str] | None = None
         """``static/failure.json``: the build or Static Perception failed, and no interaction takes place."""
-        self._sound = _Soundtrack(host.audio, writer.path("interaction/.audio.wav"))
+        self._sound = _Soundtrack(host.audio, writer.path(BundleFile.AUDIO_SCRATCH))
         self._recorder: ScreenRecorder | None = None
         self._interaction: Interaction | None = None
         self._summary: AgentSummary | None = None
@@ -228,7 +228,7 @@ class EvidenceCollection:
         """The agent's policy explores the page, which is frozen while it deliberates and screencast throughout."""
         cdp = await desktop.new_cdp_session(page)
         freezer = FreezeController(page, cdp)
-        self._recorder = ScreenRecorder(cdp, self._writer.directory("interaction/.frames"), caps=self._writer.caps)
+        self._recorder = ScreenRecorder(cdp, self._writer.directory(BundleFile.FRAMES_SCRATCH), caps=self._writer.caps)
         await self._sound.start()  # first: no part of the video may precede the audio
         await self._recorder.start()
         self._interaction = Interaction(

@@ -105,7 +105,7 @@ async def snapshot_document(page: Page, writer: EvidenceWriter) -> None:
         aria = await page.locator("body").aria_snapshot(timeout=5000)
     except Exception as exc:  # noqa: BLE001 - an empty or crashed document has no tree; say so
         aria = f"# accessibility snapshot unavailable: {type(exc).__name__}"
-    _write_capped(writer, "static/accessibility.yaml", aria, "accessibility_snapshot")
+    _write_capped(writer, BundleFile.ACCESSIBILITY_TREE, aria, "accessibility_snapshot")
 
 
 SNAPSHOT_LIMIT_BYTES = 8 * 1024 * 1024

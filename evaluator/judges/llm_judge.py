@@ -421,8 +421,7 @@ class _Evidence:
     @property
     def citable(self) -> Citable:
         """What problems may cite in this bundle."""
-        files = tuple(sorted(p for p in self._files if BundleFile.in_source(p) or (p.startswith("static/")
-                                                   and p.endswith((".png", ".json")))))
+        files = tuple(sorted(p for p in self._files if BundleFile.in_source(p) or BundleFile.is_static_record(p)))
         return Citable(steps=tuple(s.step for s in self._trace), video_s=self._video_s, files=files)
 
     def check(self, problem: _Problem) -> str:

@@ -120,8 +120,7 @@ def _side(bundle: EvidenceBundle, name: str, options: LLMPairwiseOptions) -> _Si
     result = bundle.interaction() if bundle.has(BundleFile.RESULT) else None
     video_s = result.video_duration_s if result is not None else 0.0
     console = bundle.console()
-    files = tuple(sorted(e.path for e in bundle.manifest.files
-                         if e.path.startswith("static/") and e.path.endswith((".png", ".json"))))
+    files = tuple(sorted(e.path for e in bundle.manifest.files if BundleFile.is_static_record(e.path)))
     citable = Citable(steps=tuple(s.step for s in trace), video_s=video_s, files=files)
     shown = trace[:options.trace_steps]
     lines = trace_lines(shown) + ([f"({len(trace) - len(shown)} later steps not shown)"] if len(trace) > len(shown)

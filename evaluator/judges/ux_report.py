@@ -293,8 +293,7 @@ class _UxEvidence:
         self._all_steps = len(trace)
         result = bundle.interaction() if bundle.has(BundleFile.RESULT) else None
         video_s = result.video_duration_s if result is not None else 0.0
-        files = tuple(p for p in self._files if BundleFile.in_source(p)
-                      or (p.startswith("static/") and p.endswith((".png", ".json"))))
+        files = tuple(p for p in self._files if BundleFile.in_source(p) or BundleFile.is_static_record(p))
         self.citable = UxCitable(steps=tuple(s.step for s in self._trace), video_s=video_s, files=files)
 
     def _clean(self, text: str, source: str) -> str:

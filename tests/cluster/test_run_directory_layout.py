@@ -23,7 +23,8 @@ def test_no_module_but_the_layouts_spells_a_run_directory_name() -> None:
     files = {value for key, value in vars(RunFile).items() if key.isupper() and "." in value}
     folders = {RunFile.REPAIR_LIFT, RunFile.UX_REPORTS, StagePaths.ARTIFACTS, StagePaths.EVIDENCE, StagePaths.VERDICTS}
     assert {"results.jsonl", "sweep.json", "ledger.sqlite", "plan.json", "reduction.json"} <= files
-    spelled = re.compile(r"""["'](?:""" + "|".join(re.escape(n) for n in sorted(files)) + r""")["']"""
+    # Whole, or at the end of a path or a pattern (``glob("*/results.jsonl")``).
+    spelled = re.compile(r"""["'](?:[^"'\s]*/)?(?:""" + "|".join(re.escape(n) for n in sorted(files)) + r""")["']"""
                          + r"""|/ ["'](?:""" + "|".join(folders) + r""")["']"""
                          + r"""|["'](?:""" + "|".join(folders) + r""")/""")
     found = [f"{path.relative_to(ROOT)}: {match.group(0)}"

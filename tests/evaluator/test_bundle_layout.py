@@ -10,7 +10,7 @@ import pytest
 
 from evaluator.agents.observation import ActionKind, ResultStatus
 from evaluator.errors import EvidenceError
-from evaluator.evidence.bundle import BundleFile, EvidenceBundle, EvidenceWriter
+from evaluator.evidence.bundle import INCOMPLETE, MANIFEST, PREVIEW_ROUNDS, BundleFile, EvidenceBundle, EvidenceWriter
 from evaluator.evidence.console import ConsoleClass
 from evaluator.models import AgentConfig, ToolVersions
 from tests.support import ROOT
@@ -25,7 +25,7 @@ _EXCEPTIONS = {("evaluator/models.py", "build.log")}
 def _names() -> set[str]:
     # (``source`` alone is too common a word to look for: its files are looked for as ``source/...``.)
     names = {value for key, value in vars(BundleFile).items() if key.isupper() and isinstance(value, str)} - {
-        BundleFile.SOURCE} | {f"{BundleFile.SOURCE}/"}
+        BundleFile.SOURCE} | {f"{BundleFile.SOURCE}/", MANIFEST, INCOMPLETE, PREVIEW_ROUNDS}
     return names | {BundleFile.screenshot(v, full=f) for v in ("desktop", "mobile") for f in (False, True)} | {
         BundleFile.page_facts(v) for v in ("desktop", "mobile")}
 
@@ -35,9 +35,11 @@ def test_no_module_but_the_bundles_spells_a_bundle_file_name() -> None:
     assert {"interaction/result.json", "console.json", "static/desktop-viewport.png"} <= names
     folders = sorted({n.split("/")[0] for n in names if "/" in n.rstrip("/")})
     assert {"interaction", "static"} <= set(folders)
-    # A name spelled whole, or a bundle folder joined piece by piece (``root / "interaction" / "video.mp4"``).
+    # A name spelled whole or at the start of a text (``"static/desktop-facts.json (design)"``), a string that
+    # starts in a bundle folder (``p.startswith("static/")``), or a folder joined piece by piece
+    # (``root / "interaction" / "video.mp4"``).
     spelled = re.compile(r"""["'](?:""" + "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True))
-                         + r""")(?:/[^"']*)?["']|["'](?:""" + "|".join(folders) + r""")["']\s*/""")
+                         + r""")(?:[/ ][^"'\n]*)?["']|["'](?:""" + "|".join(folders) + r""")(?:["']\s*/|/)""")
     found = []
     for top in ("evaluator", "cluster"):
         for path in sorted((ROOT / top).rglob("*.py")):
