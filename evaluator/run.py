@@ -11,13 +11,13 @@ import shutil
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 from playwright.async_api import Browser
 
 from evaluator.answer.agentic import generate_agentic, rounds_digest
 from evaluator.answer.extract import NotAssessable, extract_app
-from evaluator.answer.generate import answer_digest, generate, read_answer
+from evaluator.answer.generate import KeptPreviewRound, answer_digest, generate, read_answer
 from evaluator.atomic import write_json_atomic
 from evaluator.browser.app_host import LOOPBACK, AppHost
 from evaluator.browser.context_pool import ContextPool
@@ -119,7 +119,7 @@ class _Run:
         self._history: str | None = None
         """The digest of an agentic answer's preview rounds."""
         self._preview: PreviewUse | None = None
-        self._rounds: list[dict[str, Any]] = []
+        self._rounds: list[KeptPreviewRound] = []
         """An agentic answer's rounds as the bundle keeps them (file names, not files)."""
         self._evidence_key: str | None = None
 
@@ -179,8 +179,7 @@ class _Run:
         if generation.answer_from_last_preview:
             notes.append("the model's final answer held no app: the files it last previewed are the answer")
         self._history = rounds_digest(generation.rounds) if generation.rounds else None
-        self._rounds = [{**r.model_dump(mode="json", exclude={"files"}), "files": sorted(r.files)}
-                        for r in generation.rounds]
+        self._rounds = [r.kept() for r in generation.rounds]
         if spec.candidate.generate.mode == "agentic":
             first = generation.rounds[0].report if generation.rounds else None
             self._preview = PreviewUse(rounds=len(generation.rounds), first=first.status if first else None,

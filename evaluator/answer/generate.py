@@ -84,6 +84,25 @@ class PreviewRound(BaseModel):
     """What the model was told instead of a report (arguments that are no files, a preview that timed out)."""
 
 
+    def kept(self) -> KeptPreviewRound:
+        """The round as the evidence bundle keeps it."""
+        return KeptPreviewRound(files=sorted(self.files), **self.model_dump(exclude={"files"}))
+
+
+class KeptPreviewRound(BaseModel):
+    """One preview round as an evidence bundle keeps it (``generation/rounds.json``): the names of the files the
+    model sent, not their contents (the artifact has those). Fields in the order bundles have always held them."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
+
+    round: int
+    files_sha256: str
+    report: PreviewReport | None
+    error: str | None = None
+    files: list[str]
+    """The names of the files the model sent, sorted."""
+
+
 class Generation(BaseModel):
     """One live generation, as stored under ``generations/<key>.json``."""
 

@@ -12,7 +12,6 @@ import time
 from collections.abc import Callable, Iterable
 from importlib import metadata
 from pathlib import Path
-from typing import Any
 
 from playwright.async_api import Browser, BrowserContext, Page
 from playwright.async_api import Error as PlaywrightError
@@ -20,6 +19,7 @@ from playwright.async_api import TimeoutError as PlaywrightTimeoutError
 
 from evaluator.agents.observation import AgentSummary, AudioTrack, Coverage, InteractionResult, StepRecord
 from evaluator.agents.policies import policies
+from evaluator.answer.generate import KeptPreviewRound
 from evaluator.browser.app_host import BUILD_OUTPUT, LOOPBACK, AppHost
 from evaluator.browser.context_pool import ContextPool, close_context
 from evaluator.browser.crash import CrashWatch
@@ -122,11 +122,11 @@ class EvidenceCollection:
         self._hung: HangProbe | None = None
         self._started = time.monotonic()
 
-    def keep_preview_rounds(self, rounds: list[dict[str, Any]]) -> None:
+    def keep_preview_rounds(self, rounds: list[KeptPreviewRound]) -> None:
         """An agentic answer's previews, kept in the bundle as ``generation/rounds.json`` (the artifact's key
         covers them); none: nothing is written."""
         if rounds:
-            self._writer.write_json(PREVIEW_ROUNDS, rounds)
+            self._writer.write_json(PREVIEW_ROUNDS, [r.model_dump(mode="json") for r in rounds])
 
     async def run(self, progress: RunProgress | None = None, *, interact: bool = True) -> EvidenceManifest:
         """Every phase in turn while the app is served, then the commit; the committed bundle's manifest.

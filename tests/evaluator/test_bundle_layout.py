@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 from typing import Any
@@ -9,10 +10,12 @@ from typing import Any
 import pytest
 
 from evaluator.agents.observation import ActionKind, ResultStatus
+from evaluator.answer.generate import PreviewRound
 from evaluator.errors import EvidenceError
 from evaluator.evidence.bundle import INCOMPLETE, MANIFEST, PREVIEW_ROUNDS, BundleFile, EvidenceBundle, EvidenceWriter
 from evaluator.evidence.console import ConsoleClass
 from evaluator.models import AgentConfig, ToolVersions
+from evaluator.preview.report import PreviewCheck, PreviewReport
 from tests.support import ROOT
 
 pytestmark = pytest.mark.pure
@@ -118,3 +121,13 @@ def test_a_trace_the_collector_did_not_write_is_an_evidence_error_that_says_reco
     with pytest.raises(EvidenceError, match="missing from the bundle"):
         bundle.interaction()
     assert bundle.console() == []
+
+
+def test_a_preview_round_is_kept_byte_for_byte_as_bundles_held_it() -> None:
+    """Bundles wrote each round as its record without the files' contents, then the sorted names (key order too:
+    the manifest hashes the file)."""
+    report = PreviewReport(version="preview-v1", status="errors", problems=[], next_action="fix it",
+                           checks=[PreviewCheck.CONSOLE_ERRORS])
+    sent = PreviewRound(round=1, files={"index.html": "<p>", "app.js": "x()"}, files_sha256="ab" * 32, report=report)
+    before = {**sent.model_dump(mode="json", exclude={"files"}), "files": sorted(sent.files)}
+    assert json.dumps(sent.kept().model_dump(mode="json")) == json.dumps(before)
