@@ -18,7 +18,7 @@ import functools
 import importlib
 import re
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, TypeAlias
 
 
 def _load_parser() -> tuple[Any, Any]:
@@ -187,16 +187,20 @@ def _tails(op: Any, av: Any, limit: int) -> set[tuple[str, bool, bool]] | None:
     return None
 
 
+_Trie: TypeAlias = dict[str, "_Trie"]
+"""A node of a word trie: each next character to its node; the empty key marks a word's end."""
+
+
 def trie(words: Iterable[str]) -> str:
     """A regex matching any of ``words`` (or a longer text that begins with one), as a trie of literals."""
-    root: dict[str, Any] = {}
+    root: _Trie = {}
     for word in words:
         node = root
         for char in word:
             node = node.setdefault(char, {})
         node[""] = {}
 
-    def emit(node: dict[str, Any]) -> str:
+    def emit(node: _Trie) -> str:
         if "" in node:
             return ""  # a shorter head is enough: whatever follows it also begins with it
         branches = [re.escape(char) + emit(child) for char, child in sorted(node.items())]
