@@ -14,6 +14,8 @@ later on (which would leave the app unscored) but the app's tampering, raised as
 
 from __future__ import annotations
 
+from typing import TypeVar
+
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from evaluator.errors import ForgedMeasurementError
@@ -138,14 +140,44 @@ class StaticFacts(_Fact):
     timings: LoadTimings
 
 
+class EffectFacts(_Fact):
+    """What an action may have changed, as ``scripts/effect_facts.js`` measures it before and after the action."""
+
+    markup: str
+    """Fingerprint of the body's markup, field values left out."""
+    items: int = _Count
+    """List items, table rows and options in the body."""
+    url: str
+    text: str
+    """The body's visible text (its first 20,000 characters)."""
+    outside: str | None = None
+    """With a control acted on that is small enough to be one: fingerprint of the markup outside its own attributes."""
+    own: dict[str, float] | None = None
+    """That control's box in CSS pixels (``x``, ``y``, ``width``, ``height``)."""
+    values: str | None = None
+    """That control's: fingerprint of the other form fields' values."""
+
+
+_ModelT = TypeVar("_ModelT", bound=BaseModel)
+
+
+def _checked(model: type[_ModelT], raw: object, what: str) -> _ModelT:
+    try:
+        return model.model_validate(raw)
+    except ValidationError as exc:
+        wrong = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'the result'}: {e['msg']}" for e in exc.errors()[:5])
+        raise ForgedMeasurementError(f"the page's {what} came back malformed ({exc.error_count()} problem(s): "
+                                     f"{wrong}); the page rewrote evalgrid's measurement") from None
+
+
 def checked_page_facts(raw: object) -> MeasuredPageFacts:
     """``raw`` as the page-facts script returns it, validated: the facts, or the page's tampering.
 
     Raises :class:`~evaluator.errors.ForgedMeasurementError` naming the first fields that were wrong.
     """
-    try:
-        return MeasuredPageFacts.model_validate(raw)
-    except ValidationError as exc:
-        wrong = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'the result'}: {e['msg']}" for e in exc.errors()[:5])
-        raise ForgedMeasurementError(f"the page's facts came back malformed ({exc.error_count()} problem(s): "
-                                     f"{wrong}); the page rewrote evalgrid's measurement") from None
+    return _checked(MeasuredPageFacts, raw, "facts")
+
+
+def checked_effect_facts(raw: object) -> EffectFacts:
+    """``raw`` as the effect-facts script returns it, validated (as :func:`checked_page_facts`)."""
+    return _checked(EffectFacts, raw, "effect facts")

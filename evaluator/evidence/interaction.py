@@ -41,6 +41,7 @@ from evaluator.browser.freeze import FreezeController
 from evaluator.browser.isolated import evaluate
 from evaluator.evidence.bundle import BundleFile, EvidenceWriter
 from evaluator.evidence.console import ConsoleClass, PageLog
+from evaluator.evidence.facts import EffectFacts
 from evaluator.evidence.probes import (
     VISUAL_CHANGE_THRESHOLD,
     changed_fraction,
@@ -228,7 +229,7 @@ class _Pending:
     pre_shot: bytes | None
     result: ActionResult | None
     input_wall: float | None = None
-    pre_facts: dict[str, Any] | None = None
+    pre_facts: EffectFacts | None = None
     idle_fraction: float | None = None
     """For a key press: the share of pixels that changed in an idle interval before it (None: not measured)."""
     idle_markup: bool = False
@@ -388,18 +389,17 @@ class Interaction:
         before = pending.pre_facts or facts
         # A click that only marked the control itself (pressed, selected, its own class) did not reach the app's
         # output: its markup counts only outside the control, and its pixels only outside its box.
-        own = before.get("own") if before.get("outside") is not None and facts.get("outside") is not None else None
+        own = before.own if before.outside is not None and facts.outside is not None else None
         fraction = (changed_fraction(pending.pre_shot, shot, outside=own) if pending.pre_shot is not None
                     else 0.0)
-        markup = facts["markup"] != before["markup"]
-        count = facts["items"] != before["items"]
+        markup = facts.markup != before.markup
+        count = facts.items != before.items
         dom = state != pending.pre_state
         if own is not None:
             # the state fingerprint sees the control's own value too (a native slider's thumb): only what the
             # control drove counts, in the markup or in another field's value
-            markup = markup and facts["outside"] != before["outside"]
-            dom = dom and (markup or count or facts["url"] != before["url"]
-                           or facts.get("values") != before.get("values"))
+            markup = markup and facts.outside != before.outside
+            dom = dom and (markup or count or facts.url != before.url or facts.values != before.values)
         errors = [f"{e['kind']}: {e['text']}" for e in
                   self._log.since(pending.start_wall, ConsoleClass.UNCAUGHT, ConsoleClass.ERROR)]
         idle = pending.idle_fraction
@@ -423,7 +423,7 @@ class Interaction:
         else:
             visual = fraction > floor
         visual = visual or near
-        typed = self._typed_text_appeared(pending, before["text"], facts["text"])
+        typed = self._typed_text_appeared(pending, before.text, facts.text)
         if _submits_field(pending):
             # Submitting a field is judged by what it did to the page: a field that only cleared (values are
             # not markup) or only redrew itself did nothing a user asked for.
@@ -434,7 +434,7 @@ class Interaction:
             detail = "" if changed else "nothing observable changed"
         if pending.scrolled and not changed:
             detail = "the key only scrolled the page (the browser's default action, undone): the app did nothing"
-        moved = facts.get("url") != before.get("url")
+        moved = facts.url != before.url
         effect = (Effect.ERROR if errors else Effect.TYPED_TEXT if typed else Effect.COUNT if count
                   else Effect.DOM if markup else Effect.NAVIGATION if moved and changed
                   else Effect.VISUAL if changed else Effect.NOTHING)
@@ -444,7 +444,7 @@ class Interaction:
                             visual_changed=visual, errors=errors, detail=detail, effect=effect,
                             idle_changed=moving, expected=expected, expectation_met=met)
 
-    async def _expectation(self, pending: _Pending, facts: dict[str, Any], before: dict[str, Any], marked: bool,
+    async def _expectation(self, pending: _Pending, facts: EffectFacts, before: EffectFacts, marked: bool,
                            changed: bool, detail: str) -> tuple[str, bool | None, str]:
         """What a stateful probe expected (a tick, a move, a removal), whether it happened, and the step's detail."""
         expected, met = "", None
@@ -470,7 +470,7 @@ class Interaction:
                 detail = "a confirm dialog was dismissed: whether the delete works cannot be told"
             else:
                 item = pending.item_text
-                met = facts["items"] < before["items"] or facts["text"].count(item) < before["text"].count(item)
+                met = facts.items < before.items or facts.text.count(item) < before.text.count(item)
                 if not met:
                     detail = f"the item {item[:60]!r} is still there" + ("" if changed else "; nothing changed")
         return expected, met, detail
@@ -539,7 +539,7 @@ class Interaction:
         if pending.scroll is not None:
             pending.scrolled = await self._unscroll(pending.scroll)
         if pending.item_text is not None and pending.result is None and pending.pre_facts is not None:
-            await self._await_removal(pending.item_text, pending.pre_facts["text"].count(pending.item_text))
+            await self._await_removal(pending.item_text, pending.pre_facts.text.count(pending.item_text))
         if not self._page.url.startswith(self._origin):
             left_to = self._page.url
             await self._page.goto(self._app_url, wait_until="load", timeout=10_000)
@@ -736,7 +736,7 @@ class Interaction:
         is the most that changed between any two samples.
         """
         page = self._page
-        before_facts = pending.pre_facts or {}
+        before_markup = pending.pre_facts.markup if pending.pre_facts is not None else None
         first = await page.screenshot(clip=clip, **_SHOT) if clip else pending.pre_shot
         shots: list[bytes] = [first] if first is not None else []
         idle_started = time.time()
@@ -748,7 +748,7 @@ class Interaction:
         idle_facts = await effect_facts(page)
         pending.idle_seconds = time.time() - idle_started
         pending.idle_fraction = _most_changed_pixels(shots) / max(_pixel_count(idle_shot), 1)
-        pending.idle_markup = idle_facts["markup"] != before_facts.get("markup")
+        pending.idle_markup = idle_facts.markup != before_markup
         pending.pre_state, pending.pre_facts = await state_signature(page), idle_facts
         if clip:
             pending.clip, pending.clip_shot, pending.idle_clip_shots = clip, idle_shot, tuple(shots)

@@ -13,7 +13,13 @@ import numpy as np
 from playwright.async_api import Page
 
 from evaluator.browser.isolated import evaluate, world
-from evaluator.evidence.facts import ImageProbe, MeasuredPageFacts, checked_page_facts
+from evaluator.evidence.facts import (
+    EffectFacts,
+    ImageProbe,
+    MeasuredPageFacts,
+    checked_effect_facts,
+    checked_page_facts,
+)
 from evaluator.package_data import package_text
 
 
@@ -138,14 +144,13 @@ async def keyboard_driven(page: Page) -> str:
     return str(await world(page).call(page_script("keyboard_driven"), marks=True) or "")
 
 
-async def effect_facts(page: Page, own: str | None = None) -> dict[str, Any]:
+async def effect_facts(page: Page, own: str | None = None) -> EffectFacts:
     """Markup fingerprint (field values left out), list item count and visible text: what an action changed.
 
     With ``own`` (the selector of a control acted on), also the fingerprint of the markup outside the control's
     own attributes (``outside``) and the control's box (``own``), when the control is small enough to be one.
     """
-    facts: dict[str, Any] = await evaluate(page, page_script("effect_facts"), own)
-    return facts
+    return checked_effect_facts(await evaluate(page, page_script("effect_facts"), own))
 
 
 async def settle_transitions(page: Page, *, limit_ms: int = 250) -> None:
