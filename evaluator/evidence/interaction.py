@@ -334,11 +334,11 @@ class Interaction:
 
     async def _observe(self, step: int, shot: bytes, state: str, last: tuple[Action, ActionResult] | None,
                        notes: list[str]) -> Observation:
-        raw = await interactive_elements(self._page)
+        found = await interactive_elements(self._page)
         if step > 0:
-            self._created.update(e["selector"] for e in raw if e["selector"] not in self._seen)
-        self._seen.update(e["selector"] for e in raw)
-        elements = [ElementInfo(index=i, created=e["selector"] in self._created, **e) for i, e in enumerate(raw)]
+            self._created.update(e.selector for e in found if e.selector not in self._seen)
+        self._seen.update(e.selector for e in found)
+        elements = [e.model_copy(update={"created": e.selector in self._created}) for e in found]
         for e in elements:
             # what an action created is salient wherever it landed, below the fold included
             if (e.in_viewport or e.created) and is_actionable(e, self._origin):

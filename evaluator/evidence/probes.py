@@ -6,12 +6,12 @@ import asyncio
 import functools
 import time
 from dataclasses import dataclass
-from typing import Any
 
 import cv2
 import numpy as np
 from playwright.async_api import Page
 
+from evaluator.agents.observation import ElementInfo
 from evaluator.browser.isolated import evaluate, world
 from evaluator.evidence.facts import (
     EffectFacts,
@@ -40,11 +40,10 @@ async def page_facts(page: Page) -> MeasuredPageFacts:
     return checked_page_facts(await evaluate(page, page_script("page_facts"), page_script("css_path")))
 
 
-async def interactive_elements(page: Page) -> list[dict[str, Any]]:
-    """Visible interactive elements with selector, label, geometry and kind."""
-    elements: list[dict[str, Any]] = await world(page).call(
-        page_script("interactive_elements"), page_script("css_path"), marks=True)
-    return elements
+async def interactive_elements(page: Page) -> list[ElementInfo]:
+    """Visible interactive elements with selector, label, geometry and kind, each indexed by its place."""
+    elements = await world(page).call(page_script("interactive_elements"), page_script("css_path"), marks=True)
+    return [ElementInfo.model_validate({**element, "index": index}) for index, element in enumerate(elements)]
 
 
 async def state_signature(page: Page) -> str:

@@ -33,7 +33,7 @@ def test_a_page_that_hooks_eval_neither_sees_nor_rewrites_what_evalgrid_runs() -
         await page.set_content(HOOKED)
         out = {"text": await evaluate(page, "(id) => document.getElementById(id).textContent", "p"),
                "signature": await state_signature(page),
-               "tiles": [e["label"] for e in await interactive_elements(page)],
+               "tiles": [e.label for e in await interactive_elements(page)],
                "keys": await keyboard_driven(page)}
         out["seen"] = await world(page).in_page("() => window.seen")
         await page.set_content("<p id=p>second</p><script>document.addEventListener('keydown', () => {});</script>")
