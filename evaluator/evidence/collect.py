@@ -345,13 +345,13 @@ class EvidenceCollection:
         reached it: served from the mirror, missed (a CDN URL it has no file for) or refused.
         """
         writer, log, requests = self._writer, self._log, self._requests
-        writer.write_json(BundleFile.CONSOLE, [{**{k: v for k, v in e.items() if k != "wall"},
-                                            "video_time_s": video_time(e["wall"])} for e in log.entries])
+        writer.write_json(BundleFile.CONSOLE, [{**{k: v for k, v in e.as_json().items() if k != "wall"},
+                                            "video_time_s": video_time(e.wall)} for e in log.entries])
         by_kind = {kind: sorted({r["url"] for r in requests if r.get("kind") == kind and "url" in r})
                    for kind in ("served", "miss", "blocked")}
         writer.write_json(BundleFile.NETWORK, {"blocked": sorted(set(self._blocked) | set(by_kind["blocked"])),
                                            "mirror": {"served": by_kind["served"], "missed": by_kind["miss"]},
-                                           "failed": [e for e in log.entries if e["kind"] == "requestfailed"]})
+                                           "failed": [e.as_json() for e in log.entries if e.kind == "requestfailed"]})
         writer.write_text(BundleFile.SERVER_LOG, "\n".join(self._server_log) + "\n")
         findings = [*shown, *_injection_in(writer.root, log)]
         if findings:
@@ -384,7 +384,7 @@ def _injection_in(root: Path, log: PageLog) -> list[Finding]:
     """Passages addressed to the evaluator in the bundle's texts, whichever judge reads them."""
     read = [root / BundleFile.DOM, root / BundleFile.SERVER_LOG, root / BundleFile.BUILD_LOG,
             *sorted(path for path in (root / BundleFile.SOURCE).rglob("*") if path.suffix in _TEXT_SUFFIXES)]
-    texts = [(BundleFile.CONSOLE, "\n".join(str(e["text"]) for e in log.entries)[:_SCANNED_CHARS])]
+    texts = [(BundleFile.CONSOLE, "\n".join(e.text for e in log.entries)[:_SCANNED_CHARS])]
     budget = _SCANNED_TOTAL - len(texts[0][1])
     for path in read:
         if budget <= 0:

@@ -10,13 +10,16 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
 from enum import StrEnum
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict, Field
 
 if TYPE_CHECKING:
     from playwright.async_api import Dialog, Page
+
+    from evaluator.llm.client import WireObject
 
 
 class ConsoleClass(StrEnum):
@@ -69,6 +72,25 @@ class ConsoleEntry(BaseModel):
     """Where it falls in the interaction's video (none before the video started)."""
 
 
+@dataclass(frozen=True)
+class LoggedEntry:
+    """One entry of a :class:`PageLog` while the page runs: a :class:`ConsoleEntry` still on the wall clock."""
+
+    wall: float
+    phase: str
+    kind: str
+    klass: ConsoleClass
+    text: str
+    url: str
+    line: int | None
+
+    def as_json(self) -> WireObject:
+        """The entry as the bundle's files hold it: ``network.json`` keeps the wall clock, ``console.json`` puts
+        the video's clock in its place; ``line`` only where known."""
+        return {"wall": self.wall, "phase": self.phase, "kind": self.kind, "class": self.klass.value,
+                "text": self.text, "url": self.url, **({"line": self.line} if self.line is not None else {})}
+
+
 _ERRORS = frozenset({ConsoleClass.UNCAUGHT, ConsoleClass.ERROR})
 
 
@@ -102,7 +124,7 @@ class PageLog:
     """
 
     def __init__(self, *, limit: int = 5000, error_limit: int = 2000) -> None:
-        self.entries: list[dict[str, Any]] = []
+        self.entries: list[LoggedEntry] = []
         self.dropped = 0
         """Entries past either budget, errors included."""
         self.errors_dropped = 0
@@ -121,11 +143,8 @@ class PageLog:
                 self.errors_dropped += error
                 return
             self._kept[error] += 1
-            self.entries.append({
-                "wall": time.time(), "phase": phase(), "kind": kind,
-                "class": klass.value, "text": text[:2000], "url": url[:500],
-                **({"line": line} if line is not None else {}),
-            })
+            self.entries.append(LoggedEntry(wall=time.time(), phase=phase(), kind=kind, klass=klass, text=text[:2000],
+                                            url=url[:500], line=line))
 
         page.on("console", lambda m: add(m.type, m.text, *_console_source(m.location)))
         page.on("pageerror", lambda e: add("pageerror", f"{e.name}: {e.message}" if e.name else str(e),
@@ -146,10 +165,9 @@ class PageLog:
         page.on("dialog", dismiss)
         page.on("popup", close_popup)
 
-    def since(self, wall: float, *classes: ConsoleClass) -> list[dict[str, Any]]:
+    def since(self, wall: float, *classes: ConsoleClass) -> list[LoggedEntry]:
         """Entries from ``wall`` on, optionally of the given classes."""
-        wanted = {c.value for c in classes}
-        return [e for e in self.entries if e["wall"] >= wall and (not wanted or e["class"] in wanted)]
+        return [e for e in self.entries if e.wall >= wall and (not classes or e.klass in classes)]
 
 
 async def _quietly(action: Awaitable[None]) -> None:

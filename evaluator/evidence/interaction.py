@@ -400,7 +400,7 @@ class Interaction:
             # control drove counts, in the markup or in another field's value
             markup = markup and facts.outside != before.outside
             dom = dom and (markup or count or facts.url != before.url or facts.values != before.values)
-        errors = [f"{e['kind']}: {e['text']}" for e in
+        errors = [f"{e.kind}: {e.text}" for e in
                   self._log.since(pending.start_wall, ConsoleClass.UNCAUGHT, ConsoleClass.ERROR)]
         idle = pending.idle_fraction
         floor, margin = VISUAL_CHANGE_THRESHOLD, _IDLE_MARGIN
@@ -466,7 +466,7 @@ class Interaction:
                 detail = "the slider's thumb did not follow the drag" + ("" if changed else "; nothing changed")
         if pending.item_text is not None:
             expected = _DELETE_EXPECTED
-            if any(e["kind"] == "dialog" for e in self._log.since(pending.start_wall)):
+            if any(e.kind == "dialog" for e in self._log.since(pending.start_wall)):
                 detail = "a confirm dialog was dismissed: whether the delete works cannot be told"
             else:
                 item = pending.item_text
@@ -667,7 +667,7 @@ class Interaction:
             pending.result = ActionResult(
                 status=ResultStatus.INPUT_REJECTED,
                 detail=f"typed {text!r} but the field holds {value[:80]!r}",
-                errors=[f"{e['kind']}: {e['text']}" for e in self._log.since(
+                errors=[f"{e.kind}: {e.text}" for e in self._log.since(
                     pending.start_wall, ConsoleClass.UNCAUGHT, ConsoleClass.ERROR)],
             )
 

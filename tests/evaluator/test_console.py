@@ -6,9 +6,11 @@ Messages are written the way Chromium and Playwright report them (``console`` me
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
-from evaluator.evidence.console import ConsoleClass, classify_console
+from evaluator.evidence.console import ConsoleClass, ConsoleEntry, LoggedEntry, classify_console
 
 APP = "http://127.0.0.1:41873"
 
@@ -120,3 +122,17 @@ def test_logs_and_other_kinds_are_info() -> None:
 def test_classes_serialise_to_stable_strings() -> None:
     # PageLog stores `.value`; the heuristic judge filters on these exact strings.
     assert {c.value for c in ConsoleClass} == {"uncaught", "error", "warning", "noise", "info"}
+
+
+@pytest.mark.parametrize("line", [12, None])
+def test_a_logged_entry_is_written_as_bundles_always_held_it(line: int | None) -> None:
+    """Key for key and in order, ``line`` only where known: ``network.json`` keeps these bytes as they were, and
+    ``console.json`` reads them back as :class:`ConsoleEntry`."""
+    entry = LoggedEntry(wall=1.5, phase="interaction", kind="pageerror", klass=ConsoleClass.UNCAUGHT,
+                        text="TypeError: x is undefined", url="http://127.0.0.1/app.js", line=line)
+    before = {"wall": 1.5, "phase": "interaction", "kind": "pageerror", "class": "uncaught",
+              "text": "TypeError: x is undefined", "url": "http://127.0.0.1/app.js",
+              **({"line": line} if line is not None else {})}
+    assert json.dumps(entry.as_json()) == json.dumps(before)
+    written = {**{k: v for k, v in entry.as_json().items() if k != "wall"}, "video_time_s": 0.25}
+    assert ConsoleEntry.model_validate(written).line == line
