@@ -20,6 +20,7 @@
     ├── JudgeOutputError             a judge model's answer was unusable after one repair, or a refusal
     ├── BuildUnavailableError        the app host cannot build component or project answers
     └── EvidenceError                an evidence bundle is missing, incomplete or corrupted
+        └── UnreadableEvidenceError  a committed bundle's file is not the record it names: no judge can read it
 
 Failures of the thing under evaluation (an app that crashes, a blank page, an answer without
 code) are *results*, never exceptions: they become an :class:`~evaluator.models.Outcome`.
@@ -110,3 +111,9 @@ class BuildUnavailableError(EvalgridError):
 
 class EvidenceError(EvalgridError):
     """An evidence bundle is missing, incomplete or does not match its manifest."""
+
+
+class UnreadableEvidenceError(EvidenceError):
+    """A committed bundle holds a file that is not the record its name says (the collector validates what the page
+    measures, but an older collector stored it unchecked). Judging scores it as the app's tampering
+    (:func:`~evaluator.run.judge_or_fall_back`), as it scores any evidence a judge cannot read."""

@@ -22,7 +22,13 @@ from evaluator.atomic import write_json_atomic
 from evaluator.browser.app_host import LOOPBACK, AppHost
 from evaluator.browser.context_pool import ContextPool
 from evaluator.clock import utc_now
-from evaluator.errors import BuildUnavailableError, EncoderUnavailableError, JudgeOutputError, ModelRequestError
+from evaluator.errors import (
+    BuildUnavailableError,
+    EncoderUnavailableError,
+    JudgeOutputError,
+    ModelRequestError,
+    UnreadableEvidenceError,
+)
 from evaluator.evidence.bundle import BundleFile, EvidenceBundle, read_manifest
 from evaluator.evidence.collect import EvidenceCollection
 from evaluator.failures import app_failure_code, classify
@@ -269,9 +275,10 @@ def _pool_on(browser: Browser, contexts: ContextPool | None) -> ContextPool:
 
 
 # What a judge raises on a committed bundle that holds what it cannot read: facts the app's page returned malformed
-# (the collector validates the page facts, but a judge reads more than those). The bundle's only untrusted content
-# is the app's, and a bug of a judge's own would show on honest apps too.
-_UNREADABLE = (KeyError, TypeError, ValueError, IndexError, AttributeError)
+# (the collector validates the page facts, but a judge reads more than those, and older collectors stored them
+# unchecked), or a file that is not its record. The bundle's only untrusted content is the app's, and a bug of a
+# judge's own would show on honest apps too.
+_UNREADABLE = (UnreadableEvidenceError, KeyError, TypeError, ValueError, IndexError, AttributeError)
 
 
 class Judged(NamedTuple):

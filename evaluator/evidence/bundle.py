@@ -19,7 +19,7 @@ from pydantic import BaseModel, TypeAdapter, ValidationError
 from evaluator.agents.observation import AgentSummary, InteractionResult, StepRecord
 from evaluator.atomic import write_json_atomic
 from evaluator.clock import utc_now
-from evaluator.errors import EvidenceError
+from evaluator.errors import EvidenceError, UnreadableEvidenceError
 from evaluator.evidence.console import ConsoleEntry
 from evaluator.evidence.facts import StaticFacts
 from evaluator.keys import sha256_bytes
@@ -306,5 +306,8 @@ class EvidenceBundle:
         try:
             return validate(self.json(rel))
         except ValidationError as exc:
-            raise EvidenceError(f"{self.root}: {rel} is not what the collector writes ({exc.error_count()} problem(s), "
-                                f"first: {exc.errors()[0]['msg']}); recollect the evidence") from None
+            first = exc.errors()[0]
+            where = ".".join(map(str, first["loc"])) or "the file"
+            raise UnreadableEvidenceError(f"{self.root}: {rel} is not what the collector writes ({exc.error_count()} "
+                                          f"problem(s), first: {where}: {first['msg']}); recollect the evidence"
+                                          ) from None

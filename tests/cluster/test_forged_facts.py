@@ -85,7 +85,7 @@ def test_a_committed_bundle_whose_facts_a_judge_cannot_read_is_scored_as_tamperi
     paths = StagePaths(tmp_path / "judged")
     judged = asyncio.run(judge_or_fall_back(JudgeConfig(), "forged-evidence", manifest, bundle, paths, ModelAccess()))
     assert judged.fallback is not None and judged.fallback[0] is ReasonCode.APP_TAMPER
-    assert "KeyError" in judged.fallback[1] and "element_count" in judged.fallback[1]
+    assert "UnreadableEvidenceError" in judged.fallback[1] and "facts.element_count" in judged.fallback[1]
     verdict = judged.verdict
     assert (verdict.functional, verdict.aesthetic) == (0.0, 0.0) and verdict.flags == ["tamper_attempted"]
     assert verdict.judge.name == "failure-policy" and paths.verdict(verdict.verdict_key).is_file()

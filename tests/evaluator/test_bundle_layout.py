@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 from pathlib import Path
@@ -14,8 +15,12 @@ from evaluator.answer.generate import PreviewRound
 from evaluator.errors import EvidenceError
 from evaluator.evidence.bundle import INCOMPLETE, MANIFEST, PREVIEW_ROUNDS, BundleFile, EvidenceBundle, EvidenceWriter
 from evaluator.evidence.console import ConsoleClass
-from evaluator.models import AgentConfig, ToolVersions
+from evaluator.llm.client import ModelAccess
+from evaluator.models import AgentConfig, JudgeConfig, ReasonCode, ToolVersions
 from evaluator.preview.report import PreviewCheck, PreviewReport
+from evaluator.run import judge_or_fall_back
+from evaluator.stages import StagePaths
+from tests.evaluator.test_heuristic_categories import _healthy
 from tests.support import ROOT
 
 pytestmark = pytest.mark.pure
@@ -131,3 +136,16 @@ def test_a_preview_round_is_kept_byte_for_byte_as_bundles_held_it() -> None:
     sent = PreviewRound(round=1, files={"index.html": "<p>", "app.js": "x()"}, files_sha256="ab" * 32, report=report)
     before = {**sent.model_dump(mode="json", exclude={"files"}), "files": sorted(sent.files)}
     assert json.dumps(sent.kept().model_dump(mode="json")) == json.dumps(before)
+
+
+def test_a_bundle_no_judge_can_read_is_scored_as_the_apps_tampering_not_retried(tmp_path: Path) -> None:
+    """A trace that is not a trace (an older collector stored what a hooked page made of it): an infrastructure
+    error would be retried on the same stored evidence and leave the app unscored; it is scored as tampering."""
+    files = {rel: data for rel, data in _healthy().items() if not isinstance(data, bytes)}
+    files[BundleFile.TRACE] = [{**_OLD_STEP, "action": {"kind": "teleport"}}]
+    bundle = _committed(tmp_path / "b", files)
+    judged = asyncio.run(judge_or_fall_back(JudgeConfig(), "ev", bundle.manifest, bundle.root,
+                                            StagePaths(tmp_path / "run"), ModelAccess()))
+    assert judged.fallback is not None and judged.fallback[0] is ReasonCode.APP_TAMPER
+    assert "UnreadableEvidenceError" in judged.fallback[1] and "0.action.kind" in judged.fallback[1]
+    assert (judged.verdict.functional, judged.verdict.flags) == (0.0, ["tamper_attempted"])
