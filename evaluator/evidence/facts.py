@@ -151,11 +151,12 @@ class EffectFacts(_Fact):
     text: str
     """The body's visible text (its first 20,000 characters)."""
     outside: str | None = None
-    """With a control acted on that is small enough to be one: fingerprint of the markup outside its own attributes."""
+    """Given a control acted on that is small enough to be one: fingerprint of the markup outside its own
+    attributes; ``None`` otherwise, as are the two below."""
     own: dict[str, float] | None = None
-    """That control's box in CSS pixels (``x``, ``y``, ``width``, ``height``)."""
+    """The control's box in CSS pixels (``x``, ``y``, ``width``, ``height``)."""
     values: str | None = None
-    """That control's: fingerprint of the other form fields' values."""
+    """Fingerprint of the form fields' values other than the control's."""
 
 
 _ModelT = TypeVar("_ModelT", bound=BaseModel)
