@@ -34,6 +34,7 @@ from evaluator.errors import (
     SandboxError,
     StoreError,
     TamperError,
+    UnreadableEvidenceError,
 )
 from evaluator.models import AppFailure, Outcome, OutcomeReason, OutcomeStatus, ReasonCode
 
@@ -70,6 +71,9 @@ _TABLE: tuple[tuple[type[BaseException], Failure], ...] = (
     (EncoderUnavailableError, Failure(_INFRA, ReasonCode.ENCODER_FAILED, Blame.MACHINERY, False)),
     (BuildUnavailableError, Failure(_INFRA, ReasonCode.BUILD_UNAVAILABLE, Blame.MACHINERY, False)),
     (StoreError, Failure(_INFRA, ReasonCode.STORE_FAILED, Blame.MACHINERY, True)),
+    # A committed bundle holding what no judge can read: judging scores it as the app's tampering
+    # (evaluator.run.judge_or_fall_back); anywhere else it is the app's, as a tamper is.
+    (UnreadableEvidenceError, Failure(_INFRA, ReasonCode.SANDBOX_FAILED, Blame.APP_IF_LOADED, True)),
     (EvidenceError, Failure(_INFRA, ReasonCode.STORE_FAILED, Blame.MACHINERY, True)),
     (SandboxError, Failure(_INFRA, ReasonCode.SANDBOX_FAILED, Blame.SANDBOX, True)),
     (InfrastructureError, Failure(_INFRA, ReasonCode.BROWSER_CRASHED, Blame.SANDBOX, True)),

@@ -36,6 +36,7 @@ EXPECTED: dict[str, tuple[ReasonCode, Blame, bool]] = {
     "WorkerStartError": (ReasonCode.BROWSER_CRASHED, Blame.SANDBOX, True),
     "BuildUnavailableError": (ReasonCode.BUILD_UNAVAILABLE, Blame.MACHINERY, False),
     "EvidenceError": (ReasonCode.STORE_FAILED, Blame.MACHINERY, True),
+    "UnreadableEvidenceError": (ReasonCode.SANDBOX_FAILED, Blame.APP_IF_LOADED, True),
 }
 
 
