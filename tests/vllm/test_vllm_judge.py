@@ -19,6 +19,7 @@ import socket
 import subprocess
 import time
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -131,13 +132,35 @@ def _repair_lift_through(endpoints: dict[str, Endpoint], run_dir: Path) -> None:
         assert report.judge.model_id == "tiny-judge"
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 def ray_local() -> Iterator[None]:
     ray.init(num_cpus=2, namespace=NAMESPACE, include_dashboard=False, log_to_driver=False)
     try:
         yield
     finally:
         ray.shutdown()
+
+
+@dataclass(frozen=True)
+class _Pool:
+    spec: JudgeServerSpec
+    urls: list[str]
+
+
+@pytest.fixture(scope="module")
+def pool(tiny_model: tuple[str, Path], ray_local: None) -> Iterator[_Pool]:
+    """A judge pool of one real vLLM server, started as `evalgrid judge serve` starts it; stopped for good after."""
+    python, model = tiny_model
+    spec = JudgeServerSpec(model=str(model), served_name="tiny-judge", port=18431, max_model_len=16384,
+                           start_timeout_s=480.0, python=python)
+    started = time.monotonic()
+    urls = start_pool("ci-judges", spec, replicas=1)
+    print(f"vLLM pool ready in {time.monotonic() - started:.1f} s: {urls}")
+    try:
+        yield _Pool(spec, urls)
+    finally:
+        stop_pool("ci-judges")
+    assert not _port_open(urls[0]), "the vLLM server still listens after the pool was stopped"
 
 
 def _port_open(url: str) -> bool:
@@ -149,54 +172,48 @@ def _port_open(url: str) -> bool:
 
 
 def test_a_judge_pool_of_real_vllm_servers_scores_real_evidence_into_a_valid_verdict(
-        tiny_model: tuple[str, Path], bundle: Path, ux_run: Path, ray_local: None) -> None:
-    python, model = tiny_model
-    spec = JudgeServerSpec(model=str(model), served_name="tiny-judge", port=18431, max_model_len=16384,
-                           start_timeout_s=480.0, python=python)
-    started = time.monotonic()
-    urls = start_pool("ci-judges", spec, replicas=1)
-    print(f"vLLM pool ready in {time.monotonic() - started:.1f} s: {urls}")
-    try:
-        assert len(urls) == 1 and urls[0].endswith("/v1")
+        pool: _Pool, bundle: Path, ux_run: Path) -> None:
+    urls = pool.urls
+    assert len(urls) == 1 and urls[0].endswith("/v1")
+    [health] = pool_health("ci-judges")
+    assert health.healthy is True and health.restarts == 0
+
+    endpoints = resolve_pools({"judge": Endpoint(pool="ci-judges", timeout_s=300, max_attempts=2)})
+    assert endpoints["judge"].urls == urls
+    access = ModelAccess(endpoints=endpoints)
+    # A random model writes strings up to their schema's maxLength: give it room to finish the JSON.
+    judge = LLMJudge(LLMJudgeOptions(endpoint="judge", model="tiny-judge", images=False, source_chars=4000,
+                                     max_tokens=6000))
+    judged = time.monotonic()
+    verdict = asyncio.run(judge(EvidenceBundle(bundle), verdict_key="verdict-vllm", models=access))
+    print(f"two judge calls through vLLM in {time.monotonic() - judged:.1f} s")
+
+    Verdict.model_validate(verdict.model_dump(mode="json"))  # the wire format round-trips
+    assert 0.0 <= verdict.functional <= 8.0 and 0.0 <= verdict.aesthetic <= 8.0
+    assert verdict.judge.kind == "llm" and verdict.judge.model_id == "tiny-judge"
+    evidence = EvidenceBundle(bundle)
+    steps = {s.step for s in evidence.trace()}
+    listed = {e.path for e in evidence.manifest.files}
+    for attribution in verdict.attributions:
+        [ref] = attribution.evidence
+        assert ref.step is None or ref.step in steps
+        assert ref.file is None or ref.file in listed
+    [usage] = access.meter.usage()
+    assert usage.role == "judge" and usage.calls >= 2 and usage.completion_tokens > 0
+
+    _repair_lift_through(endpoints, ux_run)
+
+
+def test_a_judge_server_that_dies_is_restarted_on_the_same_url(pool: _Pool) -> None:
+    """The pool's health watch restarts a killed server (its own item: with the judging above it passed the
+    suite's ceiling on a slow CI machine)."""
+    subprocess.run(["pkill", "-9", "-f", "--", f"--port {pool.spec.port}"], check=True)
+    killed = time.monotonic()
+    deadline = killed + pool.spec.start_timeout_s + 60
+    while time.monotonic() < deadline:
         [health] = pool_health("ci-judges")
-        assert health.healthy is True and health.restarts == 0
-
-        endpoints = resolve_pools({"judge": Endpoint(pool="ci-judges", timeout_s=300, max_attempts=2)})
-        assert endpoints["judge"].urls == urls
-        access = ModelAccess(endpoints=endpoints)
-        # A random model writes strings up to their schema's maxLength: give it room to finish the JSON.
-        judge = LLMJudge(LLMJudgeOptions(endpoint="judge", model="tiny-judge", images=False, source_chars=4000,
-                                         max_tokens=6000))
-        judged = time.monotonic()
-        verdict = asyncio.run(judge(EvidenceBundle(bundle), verdict_key="verdict-vllm", models=access))
-        print(f"two judge calls through vLLM in {time.monotonic() - judged:.1f} s")
-
-        Verdict.model_validate(verdict.model_dump(mode="json"))  # the wire format round-trips
-        assert 0.0 <= verdict.functional <= 8.0 and 0.0 <= verdict.aesthetic <= 8.0
-        assert verdict.judge.kind == "llm" and verdict.judge.model_id == "tiny-judge"
-        evidence = EvidenceBundle(bundle)
-        steps = {int(s["step"]) for s in evidence.json("interaction/trace.json")}
-        listed = {e.path for e in evidence.manifest.files}
-        for attribution in verdict.attributions:
-            [ref] = attribution.evidence
-            assert ref.step is None or ref.step in steps
-            assert ref.file is None or ref.file in listed
-        [usage] = access.meter.usage()
-        assert usage.role == "judge" and usage.calls >= 2 and usage.completion_tokens > 0
-
-        _repair_lift_through(endpoints, ux_run)
-
-        # A server that dies is restarted by its actor's health watch, on the same URL.
-        subprocess.run(["pkill", "-9", "-f", "--", f"--port {spec.port}"], check=True)
-        killed = time.monotonic()
-        deadline = killed + spec.start_timeout_s + 60
-        while time.monotonic() < deadline:
-            [health] = pool_health("ci-judges")
-            if health.restarts == 1 and health.healthy:
-                break
-            time.sleep(5)
-        assert health == ServerHealth(url=urls[0], healthy=True, restarts=1)
-        print(f"killed server healthy again after {time.monotonic() - killed:.1f} s")
-    finally:
-        stop_pool("ci-judges")
-    assert not _port_open(urls[0]), "the vLLM server still listens after the pool was stopped"
+        if health.restarts == 1 and health.healthy:
+            break
+        time.sleep(5)
+    assert health == ServerHealth(url=pool.urls[0], healthy=True, restarts=1)
+    print(f"killed server healthy again after {time.monotonic() - killed:.1f} s")
