@@ -237,8 +237,9 @@ def test_fork_bomb_in_a_build_is_stopped_by_the_pids_limit_and_dies_with_the_bui
 def test_hostile_files_sent_to_the_preview_tool_are_contained_and_get_a_report(canary: tuple) -> None:
     """The preview tool serves a candidate's files in the same sandbox as a run: each hostile fixture gets a
     report within its time (never an exception), nothing leaves the sandbox, and a working app previewed after
-    each one still previews clean. A page that spins as soon as it has loaded is reported as stopped answering;
-    one too heavy to be seen in the preview's time (huge-dom starves the sandbox's one CPU) is reported as such."""
+    every second one and the last (after each under ``make test-full``, as in the runs above) still previews
+    clean. A page that spins as soon as it has loaded is reported as stopped answering; one too heavy to be seen
+    in the preview's time (huge-dom starves the sandbox's one CPU) is reported as such."""
     require_docker()
     server, datagrams, address = canary
     control = {"index.html": CONTROL_HTML}
@@ -246,8 +247,9 @@ def test_hostile_files_sent_to_the_preview_tool_are_contained_and_get_a_report(c
     pages = {name: (HOSTILE / name / "index.html").read_text(encoding="utf-8").replace("172.17.0.1:8999", address)
              for name in ("egress", "infinite-loop", "dialog-storm", "window-open-flood", "navigate-away", "huge-dom")}
     pages["spins-at-load"] = spins
+    every = 1 if full_suite() else 2
 
-    async def scenario() -> list[tuple[str, str, float, str]]:
+    async def scenario() -> list[tuple[str, str, float, str | None]]:
         from playwright.async_api import async_playwright
 
         from cluster.sandbox.docker_backend import DockerSandbox
@@ -258,20 +260,23 @@ def test_hostile_files_sent_to_the_preview_tool_are_contained_and_get_a_report(c
             await sandbox.start()
             try:
                 previewer = AppPreviewer(await sandbox.browser(playwright), host=sandbox, timeout_s=20)
-                seen: list[tuple[str, str, float, str]] = []
-                for name, html in pages.items():
+                seen: list[tuple[str, str, float, str | None]] = []
+                for index, (name, html) in enumerate(pages.items(), start=1):
                     started = time.monotonic()
                     hostile = await asyncio.wait_for(previewer.preview({"index.html": html}), TIMEOUT_S)
-                    after = await asyncio.wait_for(previewer.preview(control), TIMEOUT_S)
                     told = " ".join(f"{p.kind}: {p.message}" for p in hostile.report.problems)
-                    seen.append((name, told, time.monotonic() - started, after.report.status))
+                    after = None
+                    if index % every == 0 or index == len(pages):
+                        after = (await asyncio.wait_for(previewer.preview(control), TIMEOUT_S)).report.status
+                    seen.append((name, told, time.monotonic() - started, after))
                 return seen
             finally:
                 await sandbox.close()
 
     seen = asyncio.run(scenario())
     print("hostile previews:", [(n, s[:80], round(t, 1), a) for n, s, t, a in seen])
-    assert [after for *_, after in seen] == ["ok"] * len(seen), seen
+    controls = [after for *_, after in seen if after is not None]
+    assert controls == ["ok"] * len(controls) and len(controls) >= len(seen) // every, seen
     told = {name: problems for name, problems, *_ in seen}
     assert "perception_failure: the page stopped answering" in told["spins-at-load"], told["spins-at-load"]
     assert "perception_failure: the page " in told["huge-dom"], told["huge-dom"]
