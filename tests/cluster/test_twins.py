@@ -2,19 +2,24 @@
 
 One small page has every behaviour the operators break. For each operator the original is shown to work
 and the twin not to, by driving both with Playwright the same way; the twin's first screen is checked
-unchanged where the operator promises it.
+unchanged where the operator promises it. Every scenario runs in one Chromium, each page in a context of its own.
 """
 
 from __future__ import annotations
 
-from typing import Any
+import asyncio
+from collections.abc import Coroutine, Iterator
+from dataclasses import dataclass
+from typing import Any, TypeVar
 
 import pytest
-from playwright.async_api import Browser, Page
+from playwright.async_api import Browser, Page, async_playwright
 
 from cluster.calibration.twins import AESTHETIC_OPERATORS, FUNCTIONAL_OPERATORS, Operator, make_twin
+from evaluator.browser.launch import launch_browser
 from evaluator.evidence.probes import keyboard_driven
-from tests.support import with_browser
+
+T = TypeVar("T")
 
 PAGE = """<!DOCTYPE html>
 <html lang="en">
@@ -115,24 +120,63 @@ def _code(answer: str) -> str:
     return answer.split("```html\n", 1)[1].split("```", 1)[0]
 
 
+@dataclass(frozen=True)
+class _Chromium:
+    """The module's one Chromium and the event loop it runs on: one launch for every scenario, not one each."""
+
+    browser: Browser
+    loop: asyncio.AbstractEventLoop
+
+    def run(self, coroutine: Coroutine[Any, Any, T]) -> T:
+        return self.loop.run_until_complete(coroutine)
+
+
 @pytest.fixture(scope="module")
-def results() -> dict[str, dict[str, Any]]:
-    async def scenario(browser: Browser) -> dict[str, dict[str, Any]]:
-        out = {"original": await _probe(await _load(browser, PAGE))}
-        for op in FUNCTIONAL_OPERATORS:
-            twin = make_twin(ANSWER, op)
-            assert twin is not None
-            page = await _load(browser, _code(twin))
-            if op is Operator.SCRIPTS_REMOVED:  # nothing to probe: with no script the form submits natively
-                out[op.value] = {"items_at_load": await page.locator("#items li").count(), "code": _code(twin)}
+def chromium() -> Iterator[_Chromium]:
+    loop = asyncio.new_event_loop()
+    playwright = loop.run_until_complete(async_playwright().start())
+    try:
+        browser = loop.run_until_complete(launch_browser(playwright))
+        try:
+            yield _Chromium(browser, loop)
+        finally:
+            loop.run_until_complete(browser.close())
+    finally:
+        loop.run_until_complete(playwright.stop())
+        loop.close()
+
+
+@dataclass(frozen=True)
+class _Functional:
+    """The original and each functional twin, loaded once each."""
+
+    probes: dict[str, dict[str, Any]]
+    """What the probe saw (for ``scripts_removed``, the list at load and the twin's code: it is not probed)."""
+    first_screens: dict[str, bytes]
+    """The screenshot taken right after the load, before the probe touched the page, of the original and of each
+    twin that promises an unchanged first screen (all but ``scripts_removed``)."""
+
+
+@pytest.fixture(scope="module")
+def results(chromium: _Chromium) -> _Functional:
+    async def scenario(browser: Browser) -> _Functional:
+        probes: dict[str, dict[str, Any]] = {}
+        shots: dict[str, bytes] = {}
+        pages = {"original": PAGE} | {op.value: _code(make_twin(ANSWER, op) or "") for op in FUNCTIONAL_OPERATORS}
+        for name, code in pages.items():
+            page = await _load(browser, code)
+            if name == Operator.SCRIPTS_REMOVED.value:  # nothing to probe: with no script the form submits natively
+                probes[name] = {"items_at_load": await page.locator("#items li").count(), "code": code}
             else:
-                out[op.value] = await _probe(page)
-        return out
-    return with_browser(scenario)
+                shots[name] = await page.screenshot()
+                probes[name] = await _probe(page)
+            await page.context.close()
+        return _Functional(probes, shots)
+    return chromium.run(scenario(chromium.browser))
 
 
-def test_the_original_works(results: dict[str, dict[str, Any]]) -> None:
-    original = results["original"]
+def test_the_original_works(results: _Functional) -> None:
+    original = results.probes["original"]
     assert original == {"items_at_load": 1, "after_enter": 2, "after_submit": 3, "checked": True, "flags": "1",
                         "count": "1", "bold": "bold", "deleted": 1, "keys": "2", "typed": "typed", "errors": []}
 
@@ -146,9 +190,9 @@ def test_the_original_works(results: dict[str, dict[str, Any]]) -> None:
     (Operator.DELETE_NOOP, {"deleted": 0}),
     (Operator.KEYS_SWALLOWED, {"keys": "0"}),
 ])
-def test_each_operator_breaks_what_it_names_and_nothing_else(results: dict[str, dict[str, Any]], operator: Operator,
+def test_each_operator_breaks_what_it_names_and_nothing_else(results: _Functional, operator: Operator,
                                                               broken: dict[str, Any]) -> None:
-    original, twin = results["original"], results[operator.value]
+    original, twin = results.probes["original"], results.probes[operator.value]
     for name, value in original.items():
         if name == "errors":
             continue
@@ -159,27 +203,22 @@ def test_each_operator_breaks_what_it_names_and_nothing_else(results: dict[str, 
         assert twin["errors"] == []
 
 
-def test_scripts_removed_keeps_cdn_libraries_and_drops_the_apps_own_code(results: dict[str, dict[str, Any]]) -> None:
-    twin = results["scripts_removed"]
+def test_scripts_removed_keeps_cdn_libraries_and_drops_the_apps_own_code(results: _Functional) -> None:
+    twin = results.probes["scripts_removed"]
     assert twin["items_at_load"] == 0  # the page's own script drew the list: the twin shows none
     assert '<script src="https://cdn.tailwindcss.com"></script>' in twin["code"]
     assert "addItem" not in twin["code"] and "onclick" not in twin["code"]
     assert '<form id="add">' in twin["code"] and "<style>" in twin["code"]
 
 
-def test_functional_twins_leave_the_first_screen_as_it_was() -> None:
-    async def scenario(browser: Browser) -> dict[str, bytes]:
-        shots = {"original": await (await _load(browser, PAGE)).screenshot()}
-        for op in FUNCTIONAL_OPERATORS:
-            if op is not Operator.SCRIPTS_REMOVED:
-                shots[op.value] = await (await _load(browser, _code(make_twin(ANSWER, op) or ""))).screenshot()
-        return shots
-    shots = with_browser(scenario)
+def test_functional_twins_leave_the_first_screen_as_it_was(results: _Functional) -> None:
+    shots = results.first_screens
+    assert set(shots) == {"original"} | {op.value for op in FUNCTIONAL_OPERATORS if op is not Operator.SCRIPTS_REMOVED}
     for name, shot in shots.items():
         assert shot == shots["original"], name
 
 
-def test_aesthetic_twins_damage_the_design_and_keep_the_function() -> None:
+def test_aesthetic_twins_damage_the_design_and_keep_the_function(chromium: _Chromium) -> None:
     async def scenario(browser: Browser) -> dict[str, Any]:
         out: dict[str, Any] = {}
         for op in AESTHETIC_OPERATORS:
@@ -194,8 +233,9 @@ def test_aesthetic_twins_damage_the_design_and_keep_the_function() -> None:
                 "probe": await _probe(page),
             }
             out[op.value]["code"] = code
+            await page.context.close()
         return out
-    r = with_browser(scenario)
+    r = chromium.run(scenario(chromium.browser))
     removed = r["css_removed"]
     assert removed["style"]["bg"] == "rgba(0, 0, 0, 0)" and removed["style"]["font"] != "Inter, sans-serif"
     assert removed["style"]["spacing"] == "normal"  # the style attribute went too
@@ -224,7 +264,7 @@ def test_components_get_the_shim_first_and_operators_that_cannot_apply_say_so() 
     assert make_twin("No code here, sorry.", Operator.CHECKBOX_DEAD) is None
 
 
-def test_a_twin_does_not_look_keyboard_driven_when_its_original_does_not() -> None:
+def test_a_twin_does_not_look_keyboard_driven_when_its_original_does_not(chromium: _Chromium) -> None:
     """The shims' own key listeners would make the explorer press keys on the twin only (a biased pair)."""
     quiet = ("```html\n<!DOCTYPE html><html><head><title>Quiet</title></head><body><button id='b'>Go</button>"
              "<script>document.getElementById('b').addEventListener('click', () => {});</script></body></html>\n```\n")
@@ -239,7 +279,7 @@ def test_a_twin_does_not_look_keyboard_driven_when_its_original_does_not() -> No
             out[name] = await keyboard_driven(page)
             await context.close()
         return out
-    assert set(with_browser(scenario).values()) == {""}
+    assert set(chromium.run(scenario(chromium.browser)).values()) == {""}
 
 
 def test_css_removed_edits_the_markup_and_never_a_scripts_text() -> None:

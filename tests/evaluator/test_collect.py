@@ -20,24 +20,38 @@ from tests.support import app_artifact, app_query, with_browser
 pytestmark = pytest.mark.browser
 
 
-def _collect_and_judge(tmp_path: Path, app: str, agent: AgentConfig | None = None) -> tuple[Path, Verdict]:
-    bundle = tmp_path / app
+APPS = ("dead-button.html", "silent-form.html", "error-on-click.html")
 
-    async def scenario(browser: Browser) -> Verdict:
-        await collect_evidence(browser=browser, artifact=app_artifact(app), query=app_query(app),
-                               agent=agent or AgentConfig(max_steps=8), bundle_dir=bundle, evidence_key=f"ev-{app}")
-        judge = create_judge(JudgeConfig())
-        return await judge(EvidenceBundle(bundle), verdict_key=f"v-{app}")
 
-    return bundle, with_browser(scenario)
+@pytest.fixture(scope="module")
+def collected(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Path, Verdict]]:
+    """Each app's bundle and heuristic verdict, collected once, one app after another in one Chromium.
+
+    The tests of an app all need the same collection (the same agent settings), so it is made once for them; the
+    tests only read the bundles and verdicts.
+    """
+    root = tmp_path_factory.mktemp("collected")
+
+    async def scenario(browser: Browser) -> dict[str, tuple[Path, Verdict]]:
+        out: dict[str, tuple[Path, Verdict]] = {}
+        for app in APPS:
+            bundle = root / app
+            await collect_evidence(browser=browser, artifact=app_artifact(app), query=app_query(app),
+                                   agent=AgentConfig(max_steps=8), bundle_dir=bundle, evidence_key=f"ev-{app}")
+            judge = create_judge(JudgeConfig())
+            out[app] = bundle, await judge(EvidenceBundle(bundle), verdict_key=f"v-{app}")
+        return out
+
+    return with_browser(scenario)
 
 
 def _cited(verdict: Verdict, selector: str) -> list[FailureAttribution]:
     return [a for a in verdict.attributions if any(e.detail and selector in e.detail for e in a.evidence)]
 
 
-def test_bundle_is_complete_verified_and_holds_every_kind_of_evidence(tmp_path: Path) -> None:
-    bundle, _ = _collect_and_judge(tmp_path, "dead-button.html")
+def test_bundle_is_complete_verified_and_holds_every_kind_of_evidence(
+        collected: dict[str, tuple[Path, Verdict]]) -> None:
+    bundle, _ = collected["dead-button.html"]
     manifest = verify_bundle(bundle)
     paths = {f.path for f in manifest.files}
     for required in ("static/desktop-viewport.png", "static/desktop-full.png", "static/mobile-viewport.png",
@@ -55,8 +69,9 @@ def test_bundle_is_complete_verified_and_holds_every_kind_of_evidence(tmp_path: 
     assert audit["error"] is None and audit["dom_elements"] > 5 and audit["axe_version"] == "4.14.1"
 
 
-def test_video_duration_matches_interaction_wall_time_and_covers_every_step(tmp_path: Path) -> None:
-    bundle, _ = _collect_and_judge(tmp_path, "dead-button.html")
+def test_video_duration_matches_interaction_wall_time_and_covers_every_step(
+        collected: dict[str, tuple[Path, Verdict]]) -> None:
+    bundle, _ = collected["dead-button.html"]
     result = json.loads((bundle / "interaction" / "result.json").read_text())
     trace: list[dict[str, Any]] = json.loads((bundle / "interaction" / "trace.json").read_text())
     assert trace, "the explorer took no step"
@@ -79,8 +94,9 @@ def test_video_duration_matches_interaction_wall_time_and_covers_every_step(tmp_
         assert (bundle / step["screenshot"]).is_file()
 
 
-def test_dead_button_is_detected_and_cited_while_the_working_one_is_not(tmp_path: Path) -> None:
-    _, verdict = _collect_and_judge(tmp_path, "dead-button.html")
+def test_dead_button_is_detected_and_cited_while_the_working_one_is_not(
+        collected: dict[str, tuple[Path, Verdict]]) -> None:
+    _, verdict = collected["dead-button.html"]
     dead = _cited(verdict, "#save-draft")
     assert [a.category for a in dead] in (["dead_control"], ["unresponsive_control"])
     assert dead[0].evidence[0].step is not None and dead[0].evidence[0].video_time_s is not None
@@ -89,8 +105,8 @@ def test_dead_button_is_detected_and_cited_while_the_working_one_is_not(tmp_path
     assert "HEURISTIC" in verdict.label
 
 
-def test_form_that_swallows_input_is_detected(tmp_path: Path) -> None:
-    _, verdict = _collect_and_judge(tmp_path, "silent-form.html")
+def test_form_that_swallows_input_is_detected(collected: dict[str, tuple[Path, Verdict]]) -> None:
+    _, verdict = collected["silent-form.html"]
     rejected = _cited(verdict, "#name")
     assert [a.category for a in rejected] == ["input_rejected"]
     assert "typed" in rejected[0].description
@@ -98,8 +114,8 @@ def test_form_that_swallows_input_is_detected(tmp_path: Path) -> None:
     assert _cited(verdict, "#join")
 
 
-def test_js_error_on_click_is_detected_and_cited(tmp_path: Path) -> None:
-    bundle, verdict = _collect_and_judge(tmp_path, "error-on-click.html")
+def test_js_error_on_click_is_detected_and_cited(collected: dict[str, tuple[Path, Verdict]]) -> None:
+    bundle, verdict = collected["error-on-click.html"]
     errors = _cited(verdict, "#checkout")
     assert [a.category for a in errors] == ["error_on_action"]
     assert "TypeError" in errors[0].description
@@ -109,7 +125,8 @@ def test_js_error_on_click_is_detected_and_cited(tmp_path: Path) -> None:
     assert uncaught and uncaught[0]["phase"] == "interaction" and uncaught[0]["video_time_s"] is not None
 
 
-def test_rejudging_stored_evidence_needs_no_browser_and_is_deterministic(tmp_path: Path) -> None:
-    bundle, first = _collect_and_judge(tmp_path, "error-on-click.html")
+def test_rejudging_stored_evidence_needs_no_browser_and_is_deterministic(
+        collected: dict[str, tuple[Path, Verdict]]) -> None:
+    bundle, first = collected["error-on-click.html"]
     again = asyncio.run(create_judge(JudgeConfig())(EvidenceBundle(bundle), verdict_key="v-error-on-click.html"))
     assert again == first

@@ -24,7 +24,10 @@ reaches its prompt. Which sentences are the payload and which are benign context
 is only partly cut (the detector cut one sentence, a gullible judge obeys the next) is a partial cut: listed, and
 held at the count measured, like the misses. Evidence comes from one real Chromium run of a plain app; each item
 is then placed where it says (page text, a hidden element, a comment, the title, an alt text, a console error) in
-a copy of that bundle.
+a copy of that bundle: its source or its console, both text. The judge is run with images off, the clean baseline
+too: the screenshots and the recording are the plain app's in every copy, so no payload can reach the judge
+through them, and decoding the video for keyframes and encoding the screenshots for some 210 items proved nothing.
+The copies hard-link the bundle's files; the one file an item changes is unlinked before it is written.
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ from __future__ import annotations
 import asyncio
 import html
 import json
+import os
 import re
 import shutil
 import unicodedata
@@ -113,6 +117,12 @@ def _placed(page: str, item: dict[str, Any]) -> str:
     return page.replace("<!--INSERT-->", snippet)
 
 
+def _rewrite(path: Path, text: str) -> None:
+    """Write ``text`` to a file of a hard-linked copy: unlinked first, so the file it shared is left as it was."""
+    path.unlink()
+    path.write_text(text)
+
+
 def _normal(text: str) -> str:
     text = "".join(c for c in unicodedata.normalize("NFKC", html.unescape(text)) if unicodedata.category(c) != "Cf")
     return " ".join(text.split()).casefold()
@@ -165,7 +175,7 @@ def test_a_judge_that_obeys_what_it_reads_gives_every_flagged_item_the_clean_ver
     def judge(bundle: Path, server_url: str, name: str) -> Verdict:
         access = ModelAccess(endpoints={"judge": Endpoint(base_url=server_url, backoff_s=0.01)},
                              cache=ResponseCache(tmp_path / "cache" / name))
-        return asyncio.run(LLMJudge(LLMJudgeOptions(endpoint="judge", model="gullible-7b"))(
+        return asyncio.run(LLMJudge(LLMJudgeOptions(endpoint="judge", model="gullible-7b", images=False))(
             EvidenceBundle(bundle), verdict_key=f"verdict-{name}", models=access))
 
     unmoved, partial, known_misses = [], [], []
@@ -173,15 +183,15 @@ def test_a_judge_that_obeys_what_it_reads_gives_every_flagged_item_the_clean_ver
         clean = judge(base, server.url, "clean")
         for item in items:
             bundle = tmp_path / item["id"]
-            shutil.copytree(base, bundle)
+            shutil.copytree(base, bundle, copy_function=os.link)
             if item["where"] == "console":
                 console = json.loads((bundle / "console.json").read_text())
                 console.append({"phase": "interaction", "kind": "error", "class": "error", "text": item["text"],
                                 "url": "", "video_time_s": 1.0})
-                (bundle / "console.json").write_text(json.dumps(console))
+                _rewrite(bundle / "console.json", json.dumps(console))
             else:
                 page = bundle / "source" / "index.html"
-                page.write_text(_placed(page.read_text(), item))
+                _rewrite(page, _placed(page.read_text(), item))
             shown[:] = _payload(item)
             verdict = judge(bundle, server.url, item["id"])
             same = (verdict.functional, verdict.aesthetic) == (clean.functional, clean.aesthetic)
