@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import ast
 import importlib
+import json
 import shutil
 import subprocess
 import sys
@@ -83,31 +84,56 @@ def test_default_policy_and_judge_are_registered() -> None:
 
 
 HEAVY = ("ray", "playwright", "boto3", "kubernetes", "docker")
+LIGHT_IMPORTS = ("evaluator", "cluster", "cluster.reduce", "cluster.reduce.reducer", "cluster.reduce.leaderboard",
+                 "cluster.reduce.statistics", "cluster.sweep", "cluster.sweep.spec",
+                 "cluster.store, cluster.scheduling, cluster.sandbox",
+                 "evaluator.models, evaluator.keys, evaluator.judges, evaluator.agents.policies")
+"""Imports of reduction and the records, each as a user would make it, that must load no module of ``HEAVY``."""
 
 
-@pytest.mark.parametrize("modules", ["evaluator", "cluster", "cluster.reduce", "cluster.reduce.reducer",
-                                     "cluster.reduce.leaderboard", "cluster.reduce.statistics", "cluster.sweep",
-                                     "cluster.sweep.spec", "cluster.store, cluster.scheduling, cluster.sandbox",
-                                     "evaluator.models, evaluator.keys, evaluator.judges, evaluator.agents.policies"])
-def test_reduction_and_the_records_load_no_ray_browser_or_cloud_client(modules: str) -> None:
+def _heavy_loaded(modules: str) -> str:
+    """The modules of ``HEAVY`` that ``import {modules}`` loads in a fresh interpreter, comma-separated."""
     code = f"import sys; import {modules}; print(','.join(m for m in {HEAVY!r} if m in sys.modules))"
-    loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
-    assert loaded == "", f"import {modules} loaded {loaded}"
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
 
 
-def _loaded_by(argv: list[str]) -> set[str]:
-    """The modules an ``evalgrid`` command loads, run in a fresh interpreter (``--help`` exits inside it)."""
-    code = ("import sys\nfrom cluster.cli import main\ntry:\n    main(sys.argv[1:])\nexcept SystemExit:\n    pass\n"
-            "print(' '.join(sorted(sys.modules)), file=sys.stderr)")
-    done = subprocess.run([sys.executable, "-c", code, *argv], capture_output=True, text=True, check=True, cwd=ROOT)
-    return set(done.stderr.split()[-1000:]) if "cluster.cli" in done.stderr else set()
+def test_reduction_and_the_records_load_no_ray_browser_or_cloud_client() -> None:
+    """Every import in one interpreter: a module is loaded once, so what each import loads alone is within what
+    they load together. Only when that finds a heavy module is each made alone, in an interpreter of its own, to
+    name the import that loads it."""
+    if _heavy_loaded(", ".join(LIGHT_IMPORTS)):
+        alone = {modules: loaded for modules in LIGHT_IMPORTS if (loaded := _heavy_loaded(modules))}
+        assert alone == {}, "; ".join(f"import {modules} loaded {loaded}" for modules, loaded in alone.items())
+
+
+_RUN_COMMANDS = """\
+import json, sys
+from cluster.cli import main
+for argv in json.loads(sys.argv[1]):
+    try:
+        main(argv)
+    except SystemExit:
+        pass
+    print("loaded:", *sorted(sys.modules), file=sys.stderr)
+"""
+
+
+def _loaded_by(*commands: list[str]) -> list[set[str]]:
+    """The modules loaded after each ``evalgrid`` command, the commands run one after another in one fresh
+    interpreter (``--help`` exits inside it): each set holds what that command and the ones before it loaded."""
+    done = subprocess.run([sys.executable, "-c", _RUN_COMMANDS, json.dumps(commands)], capture_output=True,
+                          text=True, check=True, cwd=ROOT)
+    return [set(line.split()[1:]) for line in done.stderr.splitlines() if line.startswith("loaded: ")]
 
 
 def test_evalgrid_help_loads_no_subsystem() -> None:
     """``evalgrid --help`` and a command's ``--help`` load the command line's declarations and the registry that
-    names the sandbox backends only: no record model, no scheduler, no client of a browser, cluster or cloud."""
-    for argv in (["--help"], ["run", "--help"], ["calibrate", "--help"]):
-        loaded = _loaded_by(argv)
+    names the sandbox backends only: no record model, no scheduler, no client of a browser, cluster or cloud.
+
+    The three in one interpreter, one after another: a module is loaded once, so each set holds what its command
+    loads alone, and the first set that fails names the command that loaded too much."""
+    commands = (["--help"], ["run", "--help"], ["calibrate", "--help"])
+    for argv, loaded in zip(commands, _loaded_by(*commands), strict=True):
         assert "cluster.cli.commands" in loaded, argv
         ours = {m for m in loaded if m.split(".")[0] in ("cluster", "evaluator")}
         assert ours <= {"cluster", "cluster.cli", "cluster.cli.commands", "cluster.cli.entry", "cluster.calibration",
@@ -120,7 +146,8 @@ def test_evalgrid_help_loads_no_subsystem() -> None:
 def test_the_leaderboard_command_loads_no_ray_browser_cloud_client_or_opencv(tmp_path: Path) -> None:
     run_dir = tmp_path / "run"
     shutil.copytree(ROOT / "fixtures" / "rundirs" / "pre-layout", run_dir)
-    loaded = {m.split(".")[0] for m in _loaded_by(["leaderboard", str(run_dir)])}
+    (modules,) = _loaded_by(["leaderboard", str(run_dir)])
+    loaded = {m.split(".")[0] for m in modules}
     assert "cluster" in loaded and "rich" in loaded
     assert not {*HEAVY, "botocore", "cv2"} & loaded, sorted({*HEAVY, "botocore", "cv2"} & loaded)
 

@@ -9,13 +9,14 @@ import os
 import random
 import shutil
 import sqlite3
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 import yaml
 
 from cluster.scheduling import runner
-from cluster.scheduling.runner import SweepResult, run_sweep
+from cluster.scheduling.runner import GridOptions, SweepResult, run_sweep
 from cluster.store.ledger import Ledger
 from cluster.store.results_log import ResultsLog
 from cluster.sweep.spec import load_sweep
@@ -48,7 +49,8 @@ def _write_sweep(tmp_path: Path) -> Path:
         "I'm sorry, but I can't help build that calculator right now.", encoding="utf-8")
     sweep = {
         "name": "mini", "queries": "queries.yaml", "concurrency": 2, "run_timeout_s": 120,
-        "agent": {"max_steps": 3}, "sandbox": {"backend": "local"},
+        # One step: no test reads how far the agent got, and each step is seconds of a good app's run.
+        "agent": {"max_steps": 1}, "sandbox": {"backend": "local"},
         "candidates": [{"id": "good", "answers": "answers/good"}, {"id": "hostile", "answers": "answers/hostile"}],
     }
     path = tmp_path / "sweep.yaml"
@@ -56,20 +58,53 @@ def _write_sweep(tmp_path: Path) -> Path:
     return path
 
 
-def _run(sweep_path: Path, run_dir: Path) -> SweepResult:
-    return asyncio.run(run_sweep(load_sweep(sweep_path), run_dir))
+def _run(sweep_path: Path, run_dir: Path, *, workers: int | None = None) -> SweepResult:
+    return asyncio.run(run_sweep(load_sweep(sweep_path), run_dir, grid=GridOptions(workers=workers)))
 
 
 def _tree(root: Path) -> set[str]:
     return {str(p.relative_to(root)) for p in root.rglob("*")}
 
 
-def test_sweep_classifies_every_run_once_writes_nothing_outside_and_resumes(tmp_path: Path) -> None:
-    sweep_path = _write_sweep(tmp_path)
-    run_dir = tmp_path / "run"
-    before = _tree(tmp_path)
+@dataclass(frozen=True)
+class _FirstSweep:
+    """The sweep's first invocation: the folder it ran in (sweep file, answers, ``run/``) and what it did."""
 
-    first = _run(sweep_path, run_dir)
+    root: Path
+    result: SweepResult
+    created: set[str]
+    """What the invocation added to ``root``, relative to it."""
+
+    def copy(self, to: Path) -> tuple[Path, Path]:
+        """A test's own copy of the folder, to damage and resume: its sweep file and run directory.
+
+        A copy resumes as the original would: run keys depend on the answers' paths relative to the sweep file and
+        on their bytes, and the run directory locates its stages relative to itself (its absolute paths are only
+        in outcome messages, and in the sweep record, which each invocation writes again).
+        """
+        shutil.copytree(self.root, to, dirs_exist_ok=True)
+        return to / "sweep.yaml", to / "run"
+
+
+@pytest.fixture(scope="module")
+def first_sweep(tmp_path_factory: pytest.TempPathFactory) -> _FirstSweep:
+    """The six runs each resume test starts from, executed once for the module (they are most of each test's time)."""
+    root = tmp_path_factory.mktemp("first-sweep")
+    sweep_path = _write_sweep(root)
+    before = _tree(root)
+    result = _run(sweep_path, root / "run")
+    return _FirstSweep(root, result, _tree(root) - before)
+
+
+def _resume(sweep_path: Path, run_dir: Path) -> SweepResult:
+    """The next invocation of the sweep, on one worker: it has at most one run to do, and each worker launches a
+    Chromium."""
+    return _run(sweep_path, run_dir, workers=1)
+
+
+def test_sweep_classifies_every_run_once_writes_nothing_outside_and_resumes(first_sweep: _FirstSweep,
+                                                                           tmp_path: Path) -> None:
+    first, run_dir = first_sweep.result, first_sweep.root / "run"
 
     assert first.executed == 6 and first.skipped == 0
     by_cell = {(o.candidate_id, o.query_id): o for o in first.outcomes.values()}
@@ -95,13 +130,13 @@ def test_sweep_classifies_every_run_once_writes_nothing_outside_and_resumes(tmp_
             verify_bundle(run_dir / "evidence" / outcome.evidence_key)
 
     # Nothing was written outside the run directory, by path traversal or otherwise.
-    after = _tree(tmp_path)
-    assert {p for p in after - before if not p.startswith("run")} == set()
-    assert not (tmp_path.parent / "pwned.html").exists()
+    assert {p for p in first_sweep.created if not p.startswith("run")} == set()
+    assert not (first_sweep.root.parent / "pwned.html").exists()
     assert not Path("/tmp/evalgrid-abs-escape.html").exists()
 
     # Re-running the same sweep skips everything.
-    second = _run(sweep_path, run_dir)
+    sweep_path, run_dir = first_sweep.copy(tmp_path)
+    second = _resume(sweep_path, run_dir)
     assert second.executed == 0 and second.skipped == 6
     assert len((run_dir / "results.jsonl").read_text().splitlines()) == 6
 
@@ -117,27 +152,24 @@ def _crash_mid_run(run_dir: Path, run_key: str) -> None:
     (run_dir / "results.jsonl").write_text("".join(line + "\n" for line in lines), encoding="utf-8")
 
 
-def test_an_outcome_whose_log_line_was_lost_is_restored_not_redone(tmp_path: Path) -> None:
+def test_an_outcome_whose_log_line_was_lost_is_restored_not_redone(first_sweep: _FirstSweep, tmp_path: Path) -> None:
     """The ledger commits first; a crash before the JSONL append must not cost the run."""
-    sweep_path = _write_sweep(tmp_path)
-    run_dir = tmp_path / "run"
-    first = _run(sweep_path, run_dir)
-    judged = next(o for o in first.outcomes.values() if o.status is OutcomeStatus.JUDGED)
+    sweep_path, run_dir = first_sweep.copy(tmp_path)
+    judged = next(o for o in first_sweep.result.outcomes.values() if o.status is OutcomeStatus.JUDGED)
     lines = [line for line in (run_dir / "results.jsonl").read_text().splitlines()
              if json.loads(line)["run_key"] != judged.run_key]
     (run_dir / "results.jsonl").write_text("\n".join(lines) + '\n{"run_key": "torn', encoding="utf-8")
 
-    second = _run(sweep_path, run_dir)
+    second = _resume(sweep_path, run_dir)
     assert second.executed == 0 and second.skipped == 6 and second.torn_lines == 1
     log = ResultsLog(run_dir / "results.jsonl").load()
     assert len(log) == 6 and log[judged.run_key] == judged
 
 
-def test_resume_after_a_crash_redoes_only_the_missing_run_and_reuses_its_evidence(tmp_path: Path) -> None:
-    sweep_path = _write_sweep(tmp_path)
-    run_dir = tmp_path / "run"
-    first = _run(sweep_path, run_dir)
-    judged = next(o for o in first.outcomes.values() if o.status is OutcomeStatus.JUDGED)
+def test_resume_after_a_crash_redoes_only_the_missing_run_and_reuses_its_evidence(first_sweep: _FirstSweep,
+                                                                                   tmp_path: Path) -> None:
+    sweep_path, run_dir = first_sweep.copy(tmp_path)
+    judged = next(o for o in first_sweep.result.outcomes.values() if o.status is OutcomeStatus.JUDGED)
     manifest = run_dir / "evidence" / str(judged.evidence_key) / "manifest.json"
     stamp = manifest.stat().st_mtime_ns
 
@@ -146,7 +178,7 @@ def test_resume_after_a_crash_redoes_only_the_missing_run_and_reuses_its_evidenc
     with (run_dir / "results.jsonl").open("a", encoding="utf-8") as log_file:
         log_file.write('{"run_key": "torn')
 
-    second = _run(sweep_path, run_dir)
+    second = _resume(sweep_path, run_dir)
     assert second.executed == 1 and second.skipped == 5 and second.torn_lines == 1 and second.redone == 1
     redone = second.outcomes[judged.run_key]
     assert redone.status is OutcomeStatus.JUDGED and redone.evidence_key == judged.evidence_key
@@ -155,17 +187,15 @@ def test_resume_after_a_crash_redoes_only_the_missing_run_and_reuses_its_evidenc
     assert len(log) == 6
 
 
-def test_partial_evidence_from_a_crashed_attempt_is_recollected(tmp_path: Path) -> None:
-    sweep_path = _write_sweep(tmp_path)
-    run_dir = tmp_path / "run"
-    first = _run(sweep_path, run_dir)
-    judged = next(o for o in first.outcomes.values() if o.status is OutcomeStatus.JUDGED)
+def test_partial_evidence_from_a_crashed_attempt_is_recollected(first_sweep: _FirstSweep, tmp_path: Path) -> None:
+    sweep_path, run_dir = first_sweep.copy(tmp_path)
+    judged = next(o for o in first_sweep.result.outcomes.values() if o.status is OutcomeStatus.JUDGED)
     bundle = run_dir / "evidence" / str(judged.evidence_key)
     # A crash mid-collection: the manifest was never written, the marker is still there.
     os.remove(bundle / "manifest.json")
     (bundle / "INCOMPLETE").write_text("started earlier\n")
     _crash_mid_run(run_dir, judged.run_key)
-    second = _run(sweep_path, run_dir)
+    second = _resume(sweep_path, run_dir)
     assert second.executed == 1
     verify_bundle(bundle)
     assert not (bundle / "INCOMPLETE").exists()

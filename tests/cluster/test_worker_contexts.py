@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import time
 from pathlib import Path
 from typing import Any
@@ -29,6 +30,9 @@ from tests.support import APPS
 pytestmark = pytest.mark.browser
 
 TIMEOUT_S = 30.0
+HANG_TIMEOUT_S = 12.0
+"""The hang run's limit: that run always takes all of it (its page spins 2 s after loading), so it is kept short;
+12 s is what test_hang_policy gives its hang."""
 
 
 def _spec(answers: Path, qid: str, html: str) -> RunSpec:
@@ -70,6 +74,9 @@ def test_each_run_gets_contexts_made_before_it_was_assigned_and_a_replaced_brows
         runs = []
         try:
             for qid, html in plan:
+                # The worker reads its limit at each attempt: the hang's own is shorter, the others keep theirs.
+                limit = HANG_TIMEOUT_S if qid == "hang" else TIMEOUT_S
+                worker.settings = dataclasses.replace(worker.settings, run_timeout_s=limit)
                 before = len(opened)
                 assigned = time.monotonic()
                 outcome = await worker.execute(_spec(answers, qid, html))
