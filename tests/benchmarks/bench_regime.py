@@ -33,8 +33,10 @@ per run in four places:
 ``--account``: where the time goes. Each regime run's interaction is timed stage by stage (``step_account.py``),
 and a fifth run per app, ``novideo`` (signals with the screencast never started), gives the screen video's share.
 
-``--smoke`` (run by ``make test``): one quick demo app; checks only that every run was judged with a verdict and
-that the agreement was computed, without the targets.
+``--smoke``: one quick demo app; checks only that every run was judged with a verdict and that the agreement was
+computed, without the targets. ``make test`` runs it without rt2, so with sig/rt (signals vs rt1) only; rt/rt, which
+needs rt2, is computed there by a unit test on made-up runs (tests/benchmarks/test_agreement.py), and on real runs
+by the smoke under ``make test-full`` (``EVALGRID_FULL_TESTS=1``).
 """
 
 from __future__ import annotations
@@ -75,6 +77,7 @@ from evaluator.run import execute_run, make_run_spec  # noqa: E402
 from evaluator.stages import StagePaths  # noqa: E402
 from tests.benchmarks.bench_static_perception import artifactsbench_capture  # noqa: E402
 from tests.benchmarks.step_account import accounted, print_account, run_account, without_screencast  # noqa: E402
+from tests.support import full_suite  # noqa: E402
 
 RATIO_TARGET = 1.0
 RATIO_DONE = 1.25
@@ -85,6 +88,8 @@ DEFAULT_APPS = 24
 """About 45 s an app on a 2-core machine (four runs of about 12 s, a long app's 20-25 s, and the 3.5 s baseline):
 about 20 minutes. All 54 apps (33 demo, 21 calibration) take about 40."""
 ITEMS = ("baseline", "signals", "rt1", "rt2")
+SMOKE_ITEMS = ("baseline", "signals", "rt1")
+"""``make test``'s smoke: one real-time run, the one sig/rt needs (rt2 only gives rt/rt, a run's time more)."""
 ACCOUNT_ITEMS = (*ITEMS, "novideo")
 """With ``--account``; ``novideo``'s verdict is not compared with the others (the judge marks its missing video)."""
 PHASES = ("static_mobile", "static_desktop", "accessibility", "interaction", "encode", "total")
@@ -271,8 +276,10 @@ class Bench:
     clock: ContainerClock
     judge_version: str
     work: Path
+    items: tuple[str, ...]
+    """What is measured per app (:data:`ACCOUNT_ITEMS` adds the run without the screen video)."""
     account: bool = False
-    """Time each run's interaction stage by stage, and run each app a fifth time without the screen video."""
+    """Time each run's interaction stage by stage."""
 
     async def cpu(self) -> dict[str, float]:
         """Cumulative CPU seconds per place (see the module's docstring)."""
@@ -363,10 +370,9 @@ async def regime(bench: Bench, app: App, settle: Settle, *, video: bool = True) 
 
 
 async def measure_app(bench: Bench, app: App, index: int) -> dict[str, Measured]:
-    """The four measurements of one app (five with ``--account``), their order rotated by ``index``; the pool is
-    warm before each."""
-    items = ACCOUNT_ITEMS if bench.account else ITEMS
-    order = items[index % len(items):] + items[:index % len(items)]
+    """The measurements of one app (``bench.items``), their order rotated by ``index``; the pool is warm before
+    each."""
+    order = bench.items[index % len(bench.items):] + bench.items[:index % len(bench.items)]
     files, page_path, built = await baseline_page(bench.sandbox, app)
     results: dict[str, Measured] = {}
     for item in order:
@@ -396,24 +402,31 @@ def same(a: Measured, b: Measured) -> dict[str, bool]:
 
 
 def agreement(apps: dict[str, dict[str, Measured]]) -> dict[str, Any]:
-    """rt/rt and sig/rt agreement per count (share of apps), and what the apps that disagree disagree on."""
+    """sig/rt agreement per count (share of apps; signals against each real-time run, the mean), rt/rt too when
+    every app has rt2 (``rt_rt`` is absent otherwise), and what the apps that disagree disagree on."""
     counts = ("functional", "aesthetic", "attributions", "all")
+    twice = all("rt2" in runs for runs in apps.values())
+    real_time = ("rt1", "rt2") if twice else ("rt1",)
     rt_rt = {c: 0.0 for c in counts}
     sig_rt = {c: 0.0 for c in counts}
     disagreements: list[dict[str, Any]] = []
     for name, runs in apps.items():
-        pairs = {"rt1/rt2": same(runs["rt1"], runs["rt2"]), "signals/rt1": same(runs["signals"], runs["rt1"]),
-                 "signals/rt2": same(runs["signals"], runs["rt2"])}
+        pairs = {"rt1/rt2": same(runs["rt1"], runs["rt2"])} if twice else {}
+        pairs.update({f"signals/{rt}": same(runs["signals"], runs[rt]) for rt in real_time})
         for c in counts:
-            rt_rt[c] += pairs["rt1/rt2"][c] / len(apps)
-            sig_rt[c] += (pairs["signals/rt1"][c] + pairs["signals/rt2"][c]) / 2 / len(apps)
+            if twice:
+                rt_rt[c] += pairs["rt1/rt2"][c] / len(apps)
+            sig_rt[c] += sum(pairs[f"signals/{rt}"][c] for rt in real_time) / len(real_time) / len(apps)
         for pair, checks in pairs.items():
             if not checks["all"]:
                 a, b = (runs[k] for k in pair.split("/"))
                 on = ["status"] if a.status != b.status else [c for c in counts[:3] if not checks[c]]
                 disagreements.append({"app": name, "pair": pair, "on": on, "first": _said(a), "second": _said(b)})
-    return {"apps": len(apps), "rt_rt": {c: round(v, 3) for c, v in rt_rt.items()},
-            "sig_rt": {c: round(v, 3) for c, v in sig_rt.items()}, "disagreements": disagreements}
+    agreed: dict[str, Any] = {"apps": len(apps), "sig_rt": {c: round(v, 3) for c, v in sig_rt.items()},
+                              "disagreements": disagreements}
+    if twice:
+        agreed["rt_rt"] = {c: round(v, 3) for c, v in rt_rt.items()}
+    return agreed
 
 
 def _said(run: Measured) -> dict[str, Any]:
@@ -429,11 +442,12 @@ def _median(values: list[float]) -> float | None:
 
 
 def summarize(apps: dict[str, dict[str, Measured]]) -> dict[str, Any]:
-    """Medians per pacing (fixed: rt1 and rt2 together), ratios to the baseline, runs per worker-minute."""
+    """Medians per pacing (fixed: rt1 and rt2 together, where measured), ratios to the baseline, runs per
+    worker-minute."""
     groups = {"baseline": ("baseline",), "signals": ("signals",), "fixed": ("rt1", "rt2")}
     summary: dict[str, Any] = {}
     for group, items in groups.items():
-        runs = [app[item] for app in apps.values() for item in items]
+        runs = [app[item] for app in apps.values() for item in items if item in app]
         seconds = _median([r.seconds for r in runs])
         summary[group] = {
             "runs": len(runs), "seconds": seconds,
@@ -481,7 +495,9 @@ def print_table(summary: dict[str, Any], agreed: dict[str, Any], sources: dict[s
           f"{'MET' if ratio is not None and ratio <= RATIO_DONE else 'MISSED'}")
     print(f"  fixed / baseline = {_cell(summary['fixed']['ratio_to_baseline'])}")
     print(f"\nVerdict agreement (share of apps){'':14s}functional  aesthetic  attributions    all")
-    for key, label in (("rt_rt", "rt/rt  (rt1 vs rt2)"), ("sig_rt", "sig/rt (signals vs rt1, rt2; mean)")):
+    rows = ({"rt_rt": "rt/rt  (rt1 vs rt2)", "sig_rt": "sig/rt (signals vs rt1, rt2; mean)"} if "rt_rt" in agreed
+            else {"sig_rt": "sig/rt (signals vs rt1)"})
+    for key, label in rows.items():
         print(f"  {label:46s}" + "".join(f"{agreed[key][c]:>11.2f}" for c in
                                           ("functional", "aesthetic", "attributions", "all")))
     for d in agreed["disagreements"]:
@@ -501,7 +517,8 @@ def missed(summary: dict[str, Any], agreed: dict[str, Any]) -> list[str]:
 
 
 def smoke_problems(apps: dict[str, dict[str, Measured]], agreed: dict[str, Any], expected: int) -> list[str]:
-    """What ``--smoke`` checks: every app measured, every run judged with a verdict, three screenshots each."""
+    """What ``--smoke`` checks: every app measured, every run judged with a verdict, three screenshots each, the
+    agreement computed (rt/rt where rt2 was measured)."""
     problems = [] if len(apps) == expected else [f"{len(apps)} of {expected} apps were measured"]
     for name, runs in apps.items():
         for item, run in runs.items():
@@ -509,7 +526,8 @@ def smoke_problems(apps: dict[str, dict[str, Measured]], agreed: dict[str, Any],
                 problems.append(f"{name} baseline: {run.screenshots} of 3 screenshots")
             elif item != "baseline" and (run.status != "judged" or not run.verdict):
                 problems.append(f"{name} {item}: {run.status} ({run.reason}), verdict {run.verdict}")
-    if "all" not in agreed.get("sig_rt", {}) or "all" not in agreed.get("rt_rt", {}):
+    wanted = ("sig_rt", "rt_rt") if any("rt2" in runs for runs in apps.values()) else ("sig_rt",)
+    if any("all" not in agreed.get(key, {}) for key in wanted):
         problems.append("the agreement was not computed")
     return problems
 
@@ -517,9 +535,10 @@ def smoke_problems(apps: dict[str, dict[str, Measured]], agreed: dict[str, Any],
 # ------------------------------------------------------------------------------------------------ main
 
 
-async def measure_all(apps: list[App], work: Path, *, account: bool = False
+async def measure_all(apps: list[App], work: Path, *, items: tuple[str, ...], account: bool = False
                       ) -> tuple[dict[str, dict[str, Measured]], list[str], dict[str, Any]]:
-    """Every app's measurements (apps not assessable left out, with why), and how the bench was set up."""
+    """Every app's measurements of ``items`` (apps not assessable left out, with why), and how the bench was set
+    up."""
     measured: dict[str, dict[str, Measured]] = {}
     skipped: list[str] = []
     async with async_playwright() as playwright:
@@ -533,7 +552,7 @@ async def measure_all(apps: list[App], work: Path, *, account: bool = False
             clock = await ContainerClock.open(sandbox.name)
             setup["container_cpu_from"] = clock.where
             bench = Bench(playwright, sandbox, browser, ContextPool(browser, ahead=True), clock,
-                          create_judge(JudgeConfig()).version, work, account)
+                          create_judge(JudgeConfig()).version, work, items, account)
             for index, app in enumerate(apps):
                 runs = await measure_app(bench, app, index)
                 _print_app(app, runs)
@@ -571,9 +590,9 @@ def main() -> int:
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="bench-regime-") as tmp:
         apps = select_apps(args.source, args.apps, args.smoke, Path(tmp))
-        items = ACCOUNT_ITEMS if args.account else ITEMS
+        items = ACCOUNT_ITEMS if args.account else SMOKE_ITEMS if args.smoke and not full_suite() else ITEMS
         print(f"{len(apps)} apps; per app, in rotated order: {', '.join(items)}", flush=True)
-        measured, skipped, setup = asyncio.run(measure_all(apps, Path(tmp), account=args.account))
+        measured, skipped, setup = asyncio.run(measure_all(apps, Path(tmp), items=items, account=args.account))
     summary = summarize(measured) if measured else {}
     agreed = agreement(measured) if measured else {}
     wall = round(time.perf_counter() - started, 1)

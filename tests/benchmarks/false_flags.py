@@ -85,27 +85,32 @@ def _text_files(folder: Path) -> list[Path]:
     return sorted(p for p in folder.rglob("*") if p.suffix in _TEXT_SUFFIXES and p.is_file())
 
 
-def packages(mirror: Path = MIRROR) -> list[App]:
-    """The mirror's top-level packages (``@scope/name`` one package), each with every text file under it
-    (its own nested ``node_modules`` included: an app that vendors it ships those too)."""
-    found: list[App] = []
+def package_names(mirror: Path = MIRROR) -> list[str]:
+    """The mirror's top-level packages by name (``@scope/name`` one package), from its folders alone."""
+    names: list[str] = []
     for entry in sorted(mirror.iterdir()):
         if not entry.is_dir() or entry.name.startswith("."):
             continue
         scoped = entry.name.startswith("@")
         for folder in sorted(p for p in entry.iterdir() if p.is_dir()) if scoped else [entry]:
-            found.append(App(folder.relative_to(mirror).as_posix(), _text_files(folder)))
-    return found
+            names.append(folder.relative_to(mirror).as_posix())
+    return names
 
 
-def entry_files(app: App, mirror: Path = MIRROR) -> App:
-    """``app`` with only the files a page loads from it: its ``package.json`` and the files it names as
-    ``main``, ``module``, ``browser``, ``unpkg`` or ``jsdelivr`` (what a CDN serves for the bare name)."""
-    folder = mirror / app.name
+def packages(mirror: Path = MIRROR) -> list[App]:
+    """The mirror's top-level packages, each with every text file under it (its own nested ``node_modules``
+    included: an app that vendors it ships those too)."""
+    return [App(name, _text_files(mirror / name)) for name in package_names(mirror)]
+
+
+def entry_files(name: str, mirror: Path = MIRROR) -> App:
+    """Package ``name`` as an app of only the files a page loads from it: its ``package.json`` and the files it
+    names as ``main``, ``module``, ``browser``, ``unpkg`` or ``jsdelivr`` (what a CDN serves for the bare name)."""
+    folder = mirror / name
     try:
         meta = json.loads((folder / "package.json").read_text(encoding="utf-8"))
     except (OSError, ValueError):
-        return App(app.name, [])
+        return App(name, [])
     files = [folder / "package.json"]
     for key in ("main", "module", "browser", "unpkg", "jsdelivr"):
         named = meta.get(key) if isinstance(meta, dict) else None
@@ -115,7 +120,7 @@ def entry_files(app: App, mirror: Path = MIRROR) -> App:
         entry = next((p for p in (path, path.with_name(path.name + ".js"), path / "index.js") if p.is_file()), None)
         if entry is not None and entry.suffix in _TEXT_SUFFIXES and entry not in files:
             files.append(entry)
-    return App(app.name, files)
+    return App(name, files)
 
 
 def _under(path: Path, root: Path, folders: Iterable[str]) -> bool:
@@ -138,15 +143,16 @@ def fixture_apps(fixtures: Path = FIXTURES, *, apps_only: bool = True) -> list[A
     return list(apps.values())
 
 
-def scan(label: str, apps: Iterable[App]) -> Tally:
-    """Every file of ``apps`` through :func:`redact`, as the bundle's scan reads it."""
+def scan(label: str, apps: Iterable[App], *, cap: int | None = None) -> Tally:
+    """Every file of ``apps`` through :func:`redact`, as the bundle's scan reads it: as many characters as the
+    bundle's scan reads, or the first ``cap``."""
     tally = Tally(label)
     started = time.monotonic()
     for app in apps:
         tally.apps += 1
         flagged = False
         for path in app.files:
-            text = path.read_text(encoding="utf-8", errors="replace")[:_SCANNED_CHARS]
+            text = path.read_text(encoding="utf-8", errors="replace")[:_SCANNED_CHARS if cap is None else cap]
             tally.files += 1
             tally.chars += len(text)
             findings = redact(text, f"{app.name}:{path.name}")[1]
