@@ -162,7 +162,9 @@ def results(chromium: _Chromium) -> _Functional:
     async def scenario(browser: Browser) -> _Functional:
         probes: dict[str, dict[str, Any]] = {}
         shots: dict[str, bytes] = {}
-        pages = {"original": PAGE} | {op.value: _code(make_twin(ANSWER, op) or "") for op in FUNCTIONAL_OPERATORS}
+        twins = {op: make_twin(ANSWER, op) for op in FUNCTIONAL_OPERATORS}
+        assert None not in twins.values(), twins  # every operator applies to the page
+        pages = {"original": PAGE} | {op.value: _code(twin or "") for op, twin in twins.items()}
         for name, code in pages.items():
             page = await _load(browser, code)
             if name == Operator.SCRIPTS_REMOVED.value:  # nothing to probe: with no script the form submits natively
