@@ -20,7 +20,8 @@ from cluster.calibration.playtest import label_suite
 from cluster.calibration.twins import Operator
 from cluster.cli import main
 
-pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.heavy]
+# Not ``heavy``: two local pages at a time, so it runs in make test's other lane, beside the machine lane.
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 SUITE = Path(__file__).resolve().parents[2] / "fixtures" / "realapps"
 # a form that computes as you type, a keyboard game, a carousel with autoplay and arrows

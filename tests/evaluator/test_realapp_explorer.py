@@ -26,7 +26,8 @@ from evaluator.judges import create_judge
 from evaluator.models import AgentConfig, Artifact, JudgeConfig, Query, Stack, Verdict
 from tests.support import APPS, app_query, with_browser
 
-pytestmark = [pytest.mark.browser, pytest.mark.heavy]
+# Not ``heavy``: two pages at a time, so it runs in make test's other lane, beside the machine lane.
+pytestmark = pytest.mark.browser
 
 SUITE = Path(__file__).resolve().parents[2] / "fixtures" / "realapps"
 # (app, version, explorer steps): enough steps to reach the capability, no more
