@@ -13,6 +13,7 @@
     │   ├── ModelUnavailableError    a model endpoint failed even after retries (down, 5xx, 429, timeouts)
     │   └── WorkerStartError         a worker could not get a browser at all; the sweep stops
     ├── ModelRequestError            a model endpoint refused the request itself (auth, unknown model)
+    │   └── RequestTooLargeError     ... for its size: more images or tokens than the server takes
     ├── BudgetExhaustedError         the sweep's spending cap is reached; no new paid call is made
     ├── DiskBudgetError              the sweep's evidence reached its disk budget; the sweep stops
     ├── TamperError                  something in the sandbox answered for the machinery: the app's failure
@@ -68,6 +69,12 @@ class ModelUnavailableError(InfrastructureError):
 
 class ModelRequestError(EvalgridError):
     """A model endpoint refused the request itself (bad key, unknown model, invalid request): retrying cannot help."""
+
+
+class RequestTooLargeError(ModelRequestError):
+    """A model endpoint refused the request for its size: more images in one prompt, or more tokens, than the
+    server takes. Where a model judges, that is the judge's failure on that run (the fallback judge scores it,
+    flagged), not the machinery's; lower ``max_images`` or ``context_tokens`` on the endpoint to fit."""
 
 
 class BudgetExhaustedError(EvalgridError):

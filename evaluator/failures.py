@@ -31,6 +31,7 @@ from evaluator.errors import (
     InfrastructureError,
     ModelRequestError,
     ModelUnavailableError,
+    RequestTooLargeError,
     SandboxError,
     StoreError,
     TamperError,
@@ -63,6 +64,9 @@ class Failure:
 _INFRA = OutcomeStatus.INFRA_ERROR
 _TABLE: tuple[tuple[type[BaseException], Failure], ...] = (
     (BudgetExhaustedError, Failure(OutcomeStatus.DEFERRED, ReasonCode.BUDGET_EXHAUSTED, Blame.BUDGET, False)),
+    # Too large for the server: judging falls back before it gets here (evaluator.run.judge_or_fall_back); where no
+    # judge asked (a candidate's generation), the same request is refused again.
+    (RequestTooLargeError, Failure(_INFRA, ReasonCode.MODEL_REQUEST_REFUSED, Blame.MODEL, False)),
     # The endpoint refuses the request itself (key, model id): the same request fails again.
     (ModelRequestError, Failure(_INFRA, ReasonCode.MODEL_REQUEST_REFUSED, Blame.MODEL, False)),
     (ModelUnavailableError, Failure(_INFRA, ReasonCode.MODEL_UNAVAILABLE, Blame.MODEL, True)),

@@ -585,6 +585,8 @@ class PairwiseVerdict(_Record):
     """At most one per dimension; a dimension is missing when its choice was dropped."""
     dropped: list[str] = Field(default_factory=list)
     """Choices dropped because they cited no usable evidence even after one repair request, each with why."""
+    fitted: list[str] = Field(default_factory=list)
+    """What the request left out to fit the judge server's limits (images), in words; empty when nothing was."""
     label: str
     """Human-readable judge label."""
 
@@ -700,6 +702,7 @@ class ReasonCode(StrEnum):
     MODEL_REQUEST_REFUSED = "model_request_refused"
     JUDGE_OUTPUT_INVALID = "judge_output_invalid"
     JUDGE_REFUSED = "judge_refused"
+    JUDGE_REQUEST_TOO_LARGE = "judge_request_too_large"
     BUDGET_EXHAUSTED = "budget_exhausted"
     INTERNAL_ERROR = "internal_error"
 

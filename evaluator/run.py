@@ -27,6 +27,7 @@ from evaluator.errors import (
     EncoderUnavailableError,
     JudgeOutputError,
     ModelRequestError,
+    RequestTooLargeError,
     UnreadableEvidenceError,
 )
 from evaluator.evidence.bundle import BundleFile, EvidenceBundle, read_manifest
@@ -287,15 +288,17 @@ class Judged(NamedTuple):
 
     verdict: Verdict
     flags: list[str]
-    """``judge_refused`` / ``judge_invalid`` and ``judge_fallback`` when the fallback judged."""
+    """``judge_refused`` / ``judge_invalid`` / ``judge_request_too_large`` and ``judge_fallback`` when the fallback
+    judged."""
     fallback: tuple[ReasonCode, str] | None
     """Why another gave the verdict (reason code and detail), or ``None``."""
 
 
 async def judge_or_fall_back(config: JudgeConfig, evidence_key: str, manifest: EvidenceManifest, bundle_dir: Path,
                              paths: StagePaths, models: ModelAccess) -> Judged:
-    """:func:`judge_stored_evidence`, and when the judge refuses or answers unusably, :data:`FALLBACK_JUDGE`'s verdict;
-    when a judge cannot read what the bundle holds, the failure policy's (``app_tamper``).
+    """:func:`judge_stored_evidence`, and when the judge refuses, answers unusably or sends its server a request too
+    large for it, :data:`FALLBACK_JUDGE`'s verdict; when a judge cannot read what the bundle holds, the failure
+    policy's (``app_tamper``).
 
     A page can make a model judge refuse or ramble on purpose, or return facts that break a judge; neither may let
     it go unscored (excluded as an infrastructure error, which a retry on the same stored evidence meets again).
@@ -306,10 +309,15 @@ async def judge_or_fall_back(config: JudgeConfig, evidence_key: str, manifest: E
         try:
             verdict = await judge_stored_evidence(config, evidence_key, manifest, bundle_dir, paths, models)
             return Judged(verdict, [], None)
-        except JudgeOutputError as exc:
-            code = ReasonCode.JUDGE_REFUSED if exc.code == "refused" else ReasonCode.JUDGE_OUTPUT_INVALID
+        except (JudgeOutputError, RequestTooLargeError) as exc:
+            # A request too large for the judge's server is the judge's failure on this run, like an unusable
+            # answer: the same evidence would be refused again, and the app must not go unscored.
+            code, flag = ((ReasonCode.JUDGE_REQUEST_TOO_LARGE, "judge_request_too_large")
+                          if isinstance(exc, RequestTooLargeError) else
+                          (ReasonCode.JUDGE_REFUSED if exc.code == "refused" else ReasonCode.JUDGE_OUTPUT_INVALID,
+                           f"judge_{exc.code}"))
             verdict = await judge_stored_evidence(FALLBACK_JUDGE, evidence_key, manifest, bundle_dir, paths, models)
-            return Judged(verdict, [f"judge_{exc.code}", "judge_fallback"],
+            return Judged(verdict, [flag, "judge_fallback"],
                           (code, f"judge {config.name}: {exc}; scored by the {FALLBACK_JUDGE.name} judge on the same "
                                  "evidence"))
     except _UNREADABLE as exc:

@@ -9,8 +9,9 @@ answers with one action as JSON (``prompts/agent-v1.md`` is Cookie-Frame's testi
 ``finish`` it gives Cookie's summary (actions_performed, observations, overall_observation).
 
 Model answers that cannot be used get one repair request; a turn that still fails becomes a short
-wait with a note, and three failed turns in a row end the interaction. A model that cannot be
-reached is an infrastructure failure of the run, not a result about the app.
+wait with a note, and three failed turns in a row end the interaction; so does a request the model's server
+refuses for its size (the screenshot is left out when the server's context has no room for it). A model that
+cannot be reached is an infrastructure failure of the run, not a result about the app.
 """
 
 from __future__ import annotations
@@ -21,8 +22,9 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from evaluator.agents.observation import Action, ActionKind, AgentSummary, Observation
 from evaluator.agents.policies import Policy, policies
-from evaluator.errors import ConfigError
+from evaluator.errors import ConfigError, RequestTooLargeError
 from evaluator.llm.client import ChatClient, ChatRequest, ChatResult, JsonSchema, ModelAccess, ModelOptions, WireObject
+from evaluator.llm.sizing import image_room
 from evaluator.models import AgentConfig, Query
 from evaluator.package_data import package_text
 from evaluator.textsafety import fence, redact
@@ -112,32 +114,50 @@ class _LLMAgent:
     async def __call__(self, observation: Observation) -> Action:
         if observation.last_action is not None and observation.last_result is not None:
             self._remember(observation)
-        messages: list[WireObject] = [
-            {"role": "system", "content": _prompt().replace("{max_steps}", str(self._max_steps))},
-            {"role": "user", "content": self._content(observation)}]
+        request = await self._request(observation)
+        try:
+            result = await self._client.complete(request)
+            decision, problem = _parse(result, observation)
+            if decision is None and not result.refusal:
+                repair = [*request.messages, {"role": "assistant", "content": result.content[:4000]},
+                          {"role": "user", "content": f"That answer cannot be used: {problem}. Answer again with "
+                                                      "only the JSON object the schema describes."}]
+                result = await self._client.complete(request.model_copy(update={"messages": repair}))
+                decision, problem = _parse(result, observation)
+        except RequestTooLargeError as exc:
+            # The server's limits, not the model's answer: the turn fails as an unusable one does.
+            return self._failed(f"the agent model's server refused the request for its size: {exc}", final=False)
+        if decision is None:
+            why = f"the agent model refused: {result.refusal[:200]}" if result.refusal else \
+                f"the agent model's answer was unusable: {problem}"
+            return self._failed(why, final=bool(result.refusal))
+        self._failed_turns = 0
+        return _action(decision)
+
+    async def _request(self, observation: Observation) -> ChatRequest:
+        """This turn's request; without the screenshot when the server has no room for an image."""
         options = self._options
         format_ = ({"type": "json_schema", "json_schema": {"name": "agent_action", "schema": decision_schema(),
                                                             "strict": True}}
                    if options.structured else {"type": "json_object"})
-        request = ChatRequest(model=options.model, messages=messages, temperature=options.temperature,
+        system = {"role": "system", "content": _prompt().replace("{max_steps}", str(self._max_steps))}
+        request = ChatRequest(model=options.model, messages=[system, {"role": "user", "content": self._content(
+                                  observation, image=True)}], temperature=options.temperature,
                               max_tokens=options.max_tokens, response_format=format_, seed=self._seed)
-        result = await self._client.complete(request)
-        decision, problem = _parse(result, observation)
-        if decision is None and not result.refusal:
-            repair = [*messages, {"role": "assistant", "content": result.content[:4000]},
-                      {"role": "user", "content": f"That answer cannot be used: {problem}. Answer again with only "
-                                                  "the JSON object the schema describes."}]
-            result = await self._client.complete(request.model_copy(update={"messages": repair}))
-            decision, problem = _parse(result, observation)
-        if decision is None:
-            self._failed_turns += 1
-            why = f"the agent model refused: {result.refusal[:200]}" if result.refusal else \
-                f"the agent model's answer was unusable: {problem}"
-            if result.refusal or self._failed_turns >= _MAX_FAILED_TURNS:
-                return Action(kind=ActionKind.FINISH, reason=why[:300])
-            return Action(kind=ActionKind.WAIT, amount=0.2, reason=why[:300])
-        self._failed_turns = 0
-        return _action(decision)
+        if request.images():
+            room = image_room(await self._client.server_limits(), max_tokens=options.max_tokens,
+                              text_tokens=request.estimated_prompt_tokens(image_tokens=0))
+            if room == 0:
+                text = self._content(observation, image=False)
+                request = request.model_copy(update={"messages": [system, {"role": "user", "content": text}]})
+        return request
+
+    def _failed(self, why: str, *, final: bool) -> Action:
+        """A turn that gave no usable action: a short wait, or the end after a refusal or too many in a row."""
+        self._failed_turns += 1
+        if final or self._failed_turns >= _MAX_FAILED_TURNS:
+            return Action(kind=ActionKind.FINISH, reason=why[:300])
+        return Action(kind=ActionKind.WAIT, amount=0.2, reason=why[:300])
 
     def _remember(self, observation: Observation) -> None:
         action, result = observation.last_action, observation.last_result
@@ -149,7 +169,7 @@ class _LLMAgent:
             line += f" ({result.detail[:120]})"
         self._history = [*self._history, line][-self._options.history:]
 
-    def _content(self, observation: Observation) -> list[WireObject] | str:
+    def _content(self, observation: Observation, *, image: bool) -> list[WireObject] | str:
         elements = []
         for e in observation.elements[:_MAX_ELEMENTS]:
             label = redact(e.label, "element label")[0][:80]
@@ -179,6 +199,8 @@ class _LLMAgent:
         ])
         if not self._options.images or not observation.image:
             return text
+        if not image:
+            return text + "\n\n(evalgrid says: the screenshot is left out to fit the model server's limits)"
         return [{"type": "text", "text": text},
                 {"type": "image_url", "image_url": {"url": f"data:image/jpeg;base64,{observation.image}"}}]
 

@@ -15,6 +15,10 @@ the deductions. An answer that is not valid JSON, breaks the schema, cites evide
 exist or was cut off gets one repair request; a second failure, or a refusal, is a
 :class:`~evaluator.errors.JudgeOutputError`. Everything from the app reaches the model redacted
 and fenced (:mod:`evaluator.textsafety`); a run whose app addressed the evaluator is flagged.
+
+Each call shows no more images than the judge's server takes (:mod:`evaluator.llm.sizing`): keyframes give way
+first, and the verdict is flagged ``images_fitted`` with what was left out. A request the server refuses for its
+size anyway raises :class:`~evaluator.errors.RequestTooLargeError`, which the run scores like an unusable answer.
 """
 
 from __future__ import annotations
@@ -22,7 +26,7 @@ from __future__ import annotations
 import base64
 import functools
 import json
-from collections.abc import Collection, Iterable
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass
 from typing import Literal, TypeVar
 
@@ -36,6 +40,7 @@ from evaluator.evidence.keyframes import keyframes
 from evaluator.judges import judges
 from evaluator.keys import sha256_bytes
 from evaluator.llm.client import ChatClient, ChatRequest, ChatResult, JsonSchema, ModelAccess, ModelOptions, WireObject
+from evaluator.llm.sizing import Fitted, ServerLimits, image_room, spread
 from evaluator.models import (
     CriterionReason,
     Dimension,
@@ -54,6 +59,9 @@ _STATIC_PROMPT = "judge-static-v1"
 _SOURCE_EXTENSIONS = (".html", ".htm", ".js", ".mjs", ".jsx", ".ts", ".tsx", ".css", ".json", ".vue", ".svg", ".md")
 INJECTION_FLAG = "prompt_injection"
 """Flag on a verdict whose app (source, page, logs or the agent's notes) addressed the evaluator."""
+IMAGES_FITTED = "images_fitted"
+"""Flag (and criterion, saying what) on a verdict whose judge was shown fewer images than it asks for, to fit the
+server's limits."""
 
 
 @functools.cache
@@ -240,20 +248,40 @@ class LLMJudge:
             raise ConfigError("the llm judge needs model endpoints: run it from a sweep with `endpoints:`")
         options = self._options
         client = models.client(options.endpoint, role="judge")
+        limits = await client.server_limits() if options.images else None
         evidence = _Evidence(bundle, source_chars=options.source_chars, images=options.images,
                              keyframes=options.keyframes,
                              result_shots=options.result_shots if options.prompt != "judge-dynamic-v1" else 0)
         citable = evidence.citable
+        messages, fitted_static = self._fit("static_audit", _STATIC_PROMPT, evidence.static_content, limits)
         static_answer, static_result = await self._ask(
-            client, "static_audit", static_schema(citable), _StaticAudit,
-            [{"role": "system", "content": package_text("prompts", f"{_STATIC_PROMPT}.md")},
-             {"role": "user", "content": evidence.static_content()}], evidence)
+            client, "static_audit", static_schema(citable), _StaticAudit, messages, evidence)
+        messages, fitted_dynamic = self._fit("dynamic_scoring", options.prompt,
+                                             functools.partial(evidence.dynamic_content, static_answer), limits)
         findings, result = await self._ask(
-            client, "dynamic_scoring", dynamic_schema(citable), _Findings,
-            [{"role": "system", "content": package_text("prompts", f"{options.prompt}.md")},
-             {"role": "user", "content": evidence.dynamic_content(static_answer)}], evidence)
+            client, "dynamic_scoring", dynamic_schema(citable), _Findings, messages, evidence)
+        fitted = [f for f in (fitted_static, fitted_dynamic) if f is not None]
         return _verdict(bundle, verdict_key, self._version, findings, static_answer,
-                        result.model or static_result.model, evidence.findings)
+                        result.model or static_result.model, evidence.findings, fitted)
+
+    def _fit(self, call: str, prompt: str, content: Callable[[int | None], list[WireObject]],
+             limits: ServerLimits | None) -> tuple[list[WireObject], Fitted | None]:
+        """A call's messages with no more images than the server takes (``limits``; ``None``: images are off), and
+        what was left out to fit, if anything. ``content(room)`` builds the user message with at most ``room``
+        images (``None``: all)."""
+        def messages(parts: list[WireObject]) -> list[WireObject]:
+            return [{"role": "system", "content": package_text("prompts", f"{prompt}.md")},
+                    {"role": "user", "content": parts}]
+
+        whole = ChatRequest(model=self._options.model, messages=messages(content(None)))
+        if limits is None:
+            return whole.messages, None
+        room = image_room(limits, text_tokens=whole.estimated_prompt_tokens(image_tokens=0),
+                          max_tokens=self._options.max_tokens)
+        if room is None or whole.images() <= room:
+            return whole.messages, None
+        fitted = ChatRequest(model=self._options.model, messages=messages(content(room)))
+        return fitted.messages, Fitted(call, wanted=whole.images(), shown=fitted.images(), limits=limits)
 
     async def _ask(self, client: ChatClient, name: str, schema: JsonSchema, parse: type[_AnswerT],
                    messages: list[WireObject], evidence: _Evidence) -> tuple[_AnswerT, ChatResult]:
@@ -353,9 +381,11 @@ class _Evidence:
         return (fence(BundleFile.CONSOLE, self._clean("\n".join(lines), "console"))
                 + "\n\n" + fence(BundleFile.SERVER_LOG, self._clean(server, BundleFile.SERVER_LOG)))
 
-    def _image(self, path: str, label: str) -> list[WireObject]:
+    def _image(self, path: str, label: str, shown: bool = True) -> list[WireObject]:
         if not self._images or not self.bundle.has(path):
             return [{"type": "text", "text": f"({label}: no image)"}]
+        if not shown:
+            return [{"type": "text", "text": f"({label}: left out to fit the judge server's limits)"}]
         kind = "png" if path.endswith(".png") else "jpeg"
         data = base64.b64encode((self.bundle.root / path).read_bytes()).decode()
         return [{"type": "text", "text": f"{label}:"},
@@ -371,16 +401,19 @@ class _Evidence:
                 lines.append(f"- {name} ({dim}, usually {info['default_severity']}): {info['meaning']}")
         return "Problem categories:\n" + "\n".join(lines)
 
-    def static_content(self) -> list[WireObject]:
-        """The static audit's user message."""
+    def static_content(self, room: int | None = None) -> list[WireObject]:
+        """The static audit's user message, with at most ``room`` images (``None``: all; the desktop first)."""
         text = "\n\n".join([self._brief(), "The application's source code:", self._source,
                             "Browser console and dev-server output:", self._logs(), self._categories()])
+        room = 2 if room is None else room
         return [{"type": "text", "text": text},
-                *self._image(BundleFile.screenshot("desktop"), "First screenshot, desktop 1280x800"),
-                *self._image(BundleFile.screenshot("mobile"), "First screenshot, mobile 390x844")]
+                *self._image(BundleFile.screenshot("desktop"), "First screenshot, desktop 1280x800", room >= 1),
+                *self._image(BundleFile.screenshot("mobile"), "First screenshot, mobile 390x844", room >= 2)]
 
-    def dynamic_content(self, audit: _StaticAudit) -> list[WireObject]:
-        """The dynamic scoring's user message."""
+    def dynamic_content(self, audit: _StaticAudit, room: int | None = None) -> list[WireObject]:
+        """The dynamic scoring's user message, with at most ``room`` images (``None``: all). What gives way first
+        is the keyframes (spread over the recording), then the screens of entered values, the first screenshot
+        last."""
         rubric = self.rubric
         bases = "\n".join(f"- functional {b}: {m}" for b, m in rubric["functional"]["baselines"].items())
         bases += "\n" + "\n".join(f"- aesthetic {b}: {m}" for b, m in rubric["aesthetic"]["baselines"].items())
@@ -396,27 +429,37 @@ class _Evidence:
             "The agent's summary:", fence("agent summary", self._clean(summary_text(summary), "agent summary")),
             "Baselines:\n" + bases, self._categories(),
         ])}]
-        content += self._image(BundleFile.screenshot("desktop"), "First screenshot, desktop")
-        for time_s, data in self._stills or []:
+        results = self._results()
+        stills = self._stills or []
+        first = 1 if room is None else min(1, room)
+        shown_results = len(results) if room is None else min(len(results), room - first)
+        shown_stills = spread(stills, len(stills) if room is None else room - first - shown_results)
+        content += self._image(BundleFile.screenshot("desktop"), "First screenshot, desktop", first == 1)
+        for time_s, data in shown_stills:
             content += [{"type": "text", "text": f"Recording at {time_s:.2f} s:"},
                         {"type": "image_url", "image_url": {"url": f"data:image/jpeg;base64,{data}"}}]
         if self._stills is None:
             content.append({"type": "text", "text": "(no keyframes of the recording are available)"})
-        return content + self._results()
+        elif len(shown_stills) < len(stills):
+            content.append({"type": "text", "text": f"({len(stills) - len(shown_stills)} more keyframes left out "
+                                                    "to fit the judge server's limits)"})
+        for at, (path, label) in enumerate(results):
+            content += self._image(path, label, at < shown_results)
+        return content
 
-    def _results(self) -> list[WireObject]:
+    def _results(self) -> list[tuple[str, str]]:
         """Screens after the first steps that entered a value (typed, chosen, slid), where a computed result
         shows: the judge checks it against the brief. Each is the screen before the next value was entered, at
         most two steps on (the Enter or submit that followed counts; controls tried later do not)."""
         if not self._result_shots:
             return []
         numbers = [s.step for s in self._trace if _entered(s)]
-        content: list[WireObject] = []
+        shots = []
         for at, number in list(enumerate(numbers))[:self._result_shots]:
             shown = min(numbers[at + 1] if at + 1 < len(numbers) else number + 2, number + 2)
-            content += self._image(BundleFile.step_shot(min(shown, len(self._trace))),
-                                   f"Screen after the value entered at step {number}")
-        return content
+            shots.append((BundleFile.step_shot(min(shown, len(self._trace))),
+                          f"Screen after the value entered at step {number}"))
+        return shots
 
     @property
     def citable(self) -> Citable:
@@ -500,7 +543,7 @@ def stills(bundle: EvidenceBundle, limit: int) -> list[tuple[float, str]]:
 
 
 def _verdict(bundle: EvidenceBundle, verdict_key: str, version: str, findings: _Findings, audit: _StaticAudit,
-             model: str, injection: list[Finding]) -> Verdict:
+             model: str, injection: list[Finding], fitted: list[Fitted]) -> Verdict:
     rubric = load_rubric()
     deductions = rubric["severity_deductions"]
     attributions: list[FailureAttribution] = []
@@ -528,6 +571,7 @@ def _verdict(bundle: EvidenceBundle, verdict_key: str, version: str, findings: _
     functional, f_math = score("functional", findings.functional_base)
     aesthetic, a_math = score("aesthetic", findings.aesthetic_base + findings.aesthetic_bonus)
     flags = [INJECTION_FLAG] if injection else []
+    flags += [IMAGES_FITTED] if fitted else []
     criteria = [
         CriterionReason(criterion="static_audit", dimension=Dimension.FUNCTIONAL,
                         reason=audit.functional_assessment[:1200]),
@@ -539,6 +583,9 @@ def _verdict(bundle: EvidenceBundle, verdict_key: str, version: str, findings: _
             criterion=INJECTION_FLAG, dimension=Dimension.FUNCTIONAL,
             reason=f"{len(injection)} passage(s) addressed the evaluator and were removed before judging, e.g. "
                    f"{injection[0].excerpt[:160]!r} ({injection[0].source})"))
+    if fitted:
+        criteria.append(CriterionReason(criterion=IMAGES_FITTED, dimension=Dimension.FUNCTIONAL,
+                                        reason="; ".join(f.note() for f in fitted)))
     return Verdict(
         verdict_key=verdict_key, evidence_key=bundle.manifest.evidence_key,
         judge=JudgeInfo(name="llm", kind="llm", rubric_version=version, model_id=model),

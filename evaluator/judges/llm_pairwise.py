@@ -40,6 +40,7 @@ from evaluator.judges.llm_judge import (
 from evaluator.judges.pairwise import pairwise_judges
 from evaluator.keys import sha256_bytes
 from evaluator.llm.client import ChatClient, ChatRequest, ChatResult, JsonSchema, ModelAccess, ModelOptions, WireObject
+from evaluator.llm.sizing import Fitted, image_room
 from evaluator.models import Dimension, EvidenceRef, JudgeInfo, PairChoice, PairwiseVerdict, Preference
 from evaluator.package_data import package_text
 from evaluator.textsafety import fence, redact
@@ -110,7 +111,7 @@ class _Side:
     citable: Citable
 
 
-def _side(bundle: EvidenceBundle, name: str, options: LLMPairwiseOptions) -> _Side:
+def _side(bundle: EvidenceBundle, name: str, options: LLMPairwiseOptions, per_side: int) -> _Side:
     """The section of the app shown ``name`` (FIRST or SECOND): trace, summary, console errors, images.
 
     Only its heading names the position: the rest reads the same whichever side the app is on, so that what
@@ -137,7 +138,7 @@ def _side(bundle: EvidenceBundle, name: str, options: LLMPairwiseOptions) -> _Si
         "Console errors:", fence("console", errors),
         _citable_line(citable),
     ])
-    return _Side([{"type": "text", "text": text}, *_images(bundle, options)], citable)
+    return _Side([{"type": "text", "text": text}, *_images(bundle, options, per_side)], citable)
 
 
 def _citable_line(citable: Citable) -> str:
@@ -148,12 +149,11 @@ def _citable_line(citable: Citable) -> str:
     return f"What may be cited in this app: steps {steps}; recording times {video}; files {files}."
 
 
-def _images(bundle: EvidenceBundle, options: LLMPairwiseOptions) -> list[WireObject]:
-    """The first desktop screenshot, then keyframes, ``images_per_side`` in all; a placeholder when none is shown."""
-    if not options.images or options.images_per_side == 0:
+def _images(bundle: EvidenceBundle, options: LLMPairwiseOptions, room: int) -> list[WireObject]:
+    """The first desktop screenshot, then keyframes, ``room`` in all; a placeholder when none is shown."""
+    if not options.images or room == 0:
         return [{"type": "text", "text": "(images are not shown to this judge)"}]
     parts: list[WireObject] = []
-    room = options.images_per_side
     if bundle.has(BundleFile.screenshot("desktop")):
         data = base64.b64encode((bundle.root / BundleFile.screenshot("desktop")).read_bytes()).decode()
         parts += [{"type": "text", "text": "First screenshot, desktop 1280x800:"},
@@ -166,6 +166,18 @@ def _images(bundle: EvidenceBundle, options: LLMPairwiseOptions) -> list[WireObj
     if not parts:
         parts.append({"type": "text", "text": "(no screenshot or recording is available)"})
     return parts
+
+
+def _messages(first: EvidenceBundle, second: EvidenceBundle, options: LLMPairwiseOptions, per_side: int
+              ) -> tuple[list[WireObject], list[_Side]]:
+    """The request's messages, with at most ``per_side`` images of each app, and the two sides."""
+    # Both bundles answer the same query; the first one's brief is shown, once.
+    sides = [_side(first, "FIRST", options, per_side), _side(second, "SECOND", options, per_side)]
+    closing = ("Decide the functional and the aesthetic choice: first_cite cites the FIRST app, second_cite "
+               "the SECOND app. Answer with only the JSON object.")
+    content = [{"type": "text", "text": brief_text(first.query())}, *sides[0].content, *sides[1].content,
+               {"type": "text", "text": closing}]
+    return [{"role": "system", "content": _prompt()}, {"role": "user", "content": content}], sides
 
 
 def _why_not(choice: _Choice, first: Citable, second: Citable) -> str:
@@ -205,20 +217,24 @@ class LLMPairwiseJudge:
             raise ConfigError("the llm pairwise judge needs model endpoints: run it from a sweep with `endpoints:`")
         options = self._options
         # Both bundles answer the same query; the first one's brief is shown, once.
-        query = first.query()
-        sides = [_side(first, "FIRST", options), _side(second, "SECOND", options)]
-        closing = ("Decide the functional and the aesthetic choice: first_cite cites the FIRST app, second_cite "
-                   "the SECOND app. Answer with only the JSON object.")
-        content = [{"type": "text", "text": brief_text(query)}, *sides[0].content, *sides[1].content,
-                   {"type": "text", "text": closing}]
-        messages: list[WireObject] = [{"role": "system", "content": _prompt()},
-                                          {"role": "user", "content": content}]
         client = models.client(options.endpoint, role="judge")
+        messages, sides = _messages(first, second, options, options.images_per_side)
+        wanted = ChatRequest(model=options.model, messages=messages)
+        fitted: list[str] = []
+        if options.images:
+            limits = await client.server_limits()
+            room = image_room(limits, text_tokens=wanted.estimated_prompt_tokens(image_tokens=0),
+                              max_tokens=options.max_tokens)
+            if room is not None and wanted.images() > room:
+                # Both apps lose images alike: a side shown more than the other would tilt the comparison.
+                messages, sides = _messages(first, second, options, min(options.images_per_side, room // 2))
+                shown = ChatRequest(model=options.model, messages=messages).images()
+                fitted.append(Fitted("pairwise", wanted=wanted.images(), shown=shown, limits=limits).note())
         choices, dropped, model = await self._ask(client, messages, sides[0].citable, sides[1].citable)
         return PairwiseVerdict(
             pairwise_key=pairwise_key, first=first.manifest.evidence_key, second=second.manifest.evidence_key,
             judge=JudgeInfo(name="llm", kind="llm", rubric_version=self._version, model_id=model),
-            choices=choices, dropped=dropped, label=f"pairwise-v1 · {model}")
+            choices=choices, dropped=dropped, fitted=fitted, label=f"pairwise-v1 · {model}")
 
     async def _ask(self, client: ChatClient, messages: list[WireObject], first: Citable, second: Citable
                    ) -> tuple[list[PairChoice], list[str], str]:

@@ -36,9 +36,10 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from evaluator.errors import ConfigError, JudgeOutputError
 from evaluator.evidence.bundle import BundleFile, EvidenceBundle
 from evaluator.evidence.keyframes import keyframes
-from evaluator.judges.llm_judge import INJECTION_FLAG, Cite, console_lines, summary_text, trace_lines
+from evaluator.judges.llm_judge import IMAGES_FITTED, INJECTION_FLAG, Cite, console_lines, summary_text, trace_lines
 from evaluator.keys import content_key, sha256_bytes
 from evaluator.llm.client import ChatClient, ChatRequest, ChatResult, JsonSchema, ModelAccess, ModelOptions, WireObject
+from evaluator.llm.sizing import image_room, spread
 from evaluator.models import EvidenceRef, JudgeInfo, Severity, UxDimension, UxFinding, UxReport
 from evaluator.package_data import YamlDocument, package_text, package_yaml
 from evaluator.textsafety import Finding, fence, redact
@@ -205,8 +206,14 @@ class UxJudge:
         options = self._options
         client = models.client(options.endpoint, role="judge")
         evidence = _UxEvidence(bundle, options)
-        messages: list[WireObject] = [{"role": "system", "content": package_text("prompts", f"{PROMPT}.md")},
-                                          {"role": "user", "content": evidence.content()}]
+        messages = _messages(evidence.content())
+        wanted = ChatRequest(model=options.model, messages=messages)
+        fitted = False
+        if options.images:
+            room = image_room(await client.server_limits(), max_tokens=options.max_tokens,
+                              text_tokens=wanted.estimated_prompt_tokens(image_tokens=0))
+            if room is not None and wanted.images() > room:
+                messages, fitted = _messages(evidence.content(room)), True
         answer, model = await self._ask(client, messages, evidence.citable)
         kept = [f for f in answer.findings[:MAX_FINDINGS] if not evidence.citable.problem(f.cite)]
         findings = [UxFinding(dimension=f.dimension, severity=f.severity, description=f.description[:_TEXT_LIMIT],
@@ -217,7 +224,8 @@ class UxJudge:
                         judge=JudgeInfo(name="ux", kind="llm", rubric_version=self._version, model_id=model),
                         scores=dict(answer.scores), findings=findings,
                         dropped=len(answer.findings[:MAX_FINDINGS]) - len(kept),
-                        flags=[INJECTION_FLAG] if evidence.injections else [], label=f"{rubric['label']} · {model}")
+                        flags=[INJECTION_FLAG] * bool(evidence.injections) + [IMAGES_FITTED] * fitted,
+                        label=f"{rubric['label']} · {model}")
 
     async def _ask(self, client: ChatClient, messages: list[WireObject], citable: UxCitable
                    ) -> tuple[_Answer, str]:
@@ -246,6 +254,11 @@ class UxJudge:
             return first, result.model
         raise JudgeOutputError("invalid", f"the UX judge's answer was unusable twice: {problem}; after the repair "
                                           f"request: {still}")
+
+
+def _messages(content: list[WireObject]) -> list[WireObject]:
+    return [{"role": "system", "content": package_text("prompts", f"{PROMPT}.md")},
+            {"role": "user", "content": content}]
 
 
 def _usable(result: ChatResult, citable: UxCitable) -> tuple[_Answer | None, str]:
@@ -301,8 +314,8 @@ class _UxEvidence:
         self.injections += found
         return cleaned
 
-    def content(self) -> list[WireObject]:
-        """The user message: text first, then the images."""
+    def content(self, room: int | None = None) -> list[WireObject]:
+        """The user message: text first, then at most ``room`` images (``None``: all; keyframes give way first)."""
         rubric = load_ux_rubric()
         dimensions = "\n".join(
             f"- {name}: {info['meaning']}. 1: {info['1']}. 3: {info['3']}. 5: {info['5']}."
@@ -321,7 +334,7 @@ class _UxEvidence:
                                          "console")),
             "The seven dimensions (score each 1-5):\n" + dimensions, "Severities:\n" + severities,
             self.citable.listing()])
-        return [{"type": "text", "text": text}, *self._images()]
+        return [{"type": "text", "text": text}, *self._images(room)]
 
     def _brief(self) -> str:
         q = self.query
@@ -343,17 +356,19 @@ class _UxEvidence:
             parts.append(fence(path, self._clean(clipped, path)))
         return "\n\n".join(parts) or "(no source files)"
 
-    def _images(self) -> list[WireObject]:
-        if not self.options.images:
+    def _images(self, room: int | None) -> list[WireObject]:
+        if not self.options.images or room == 0:
             return [{"type": "text", "text": "(no images are shown: judge from the text evidence)"}]
         parts: list[WireObject] = []
-        if self.bundle.has(BundleFile.screenshot("desktop")):
+        desktop = self.bundle.has(BundleFile.screenshot("desktop"))
+        if desktop:
             data = base64.b64encode((self.bundle.root / BundleFile.screenshot("desktop")).read_bytes()).decode()
             parts += [{"type": "text", "text": "First screenshot, desktop 1280x800 (static/desktop-viewport.png):"},
                       {"type": "image_url", "image_url": {"url": f"data:image/png;base64,{data}"}}]
         video = self.bundle.root / BundleFile.VIDEO
         stills = keyframes(video, limit=self.options.keyframes) if self.options.keyframes and video.is_file() else []
-        for frame in (f for f in stills if f.jpeg):
+        shown = [f for f in stills if f.jpeg]
+        for frame in shown if room is None else spread(shown, room - desktop):
             data = base64.b64encode(frame.jpeg).decode()
             parts += [{"type": "text", "text": f"Recording at {frame.time_s:.2f} s:"},
                       {"type": "image_url", "image_url": {"url": f"data:image/jpeg;base64,{data}"}}]

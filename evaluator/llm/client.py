@@ -39,14 +39,25 @@ import httpx
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from evaluator.atomic import write_json_atomic
-from evaluator.errors import BudgetExhaustedError, ConfigError, ModelRequestError, ModelUnavailableError
+from evaluator.errors import (
+    BudgetExhaustedError,
+    ConfigError,
+    ModelRequestError,
+    ModelUnavailableError,
+    RequestTooLargeError,
+)
 from evaluator.llm.budget import Budget
+from evaluator.llm.sizing import IMAGE_TOKENS, ServerLimits
 from evaluator.models import ModelUsage
 
 _Answer = TypeVar("_Answer", bound=BaseModel)
 
+# How vLLM (and OpenAI) say a request is too large for the server: more images than one prompt may carry, a prompt
+# over the context (two wordings: text alone, or with images), max_tokens over it. Other 400s (an unknown model, a
+# bad schema) are not about size.
+_TOO_LARGE = re.compile(r"at most \d+ \w+\(s\) may be provided in one prompt|maximum context length|"
+                        r"cannot be greater than max_model_len|context_length_exceeded", re.IGNORECASE)
 _RETRY_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504, 520, 522, 524, 529})
-_IMAGE_TOKENS = 1000  # what an image part is assumed to cost when estimating before the call
 _DEFAULT_MAX_TOKENS = 4096
 
 
@@ -94,6 +105,16 @@ class Endpoint(BaseModel):
     """Price of a million completion tokens."""
     stream: bool = True
     """Ask for server-sent events (turn off for servers that do not stream)."""
+    max_images: int | None = Field(default=None, ge=0)
+    """Images the server takes in one prompt (vLLM's ``--limit-mm-per-prompt``): requests show fewer rather than
+    be refused. A pool's comes from ``evalgrid judge serve``; ``None``: no limit known."""
+    context_tokens: int | None = Field(default=None, gt=0)
+    """The server's context length (vLLM's ``--max-model-len``), for fitting images in; a pool's comes from
+    ``evalgrid judge serve``; ``None``: asked from the server's ``/v1/models`` (vLLM reports it)."""
+    image_tokens: int = Field(default=IMAGE_TOKENS, gt=0)
+    """What one image is taken to cost in prompt tokens when fitting a request. The model's processor decides:
+    Qwen2-VL makes a token of every 28x28 pixels, 1,334 for a 1280x800 screenshot (the default covers it); a tiled
+    Idefics3 a fixed count per tile. Set your model's figure to fit more images in."""
 
     @model_validator(mode="after")
     def _one_address(self) -> Endpoint:
@@ -274,9 +295,9 @@ class ChatRequest(BaseModel):
                              sort_keys=True, ensure_ascii=False, separators=(",", ":"))
         return hashlib.sha256(payload.encode()).hexdigest()
 
-    def estimated_prompt_tokens(self) -> int:
-        """A generous estimate of the prompt's size, for the budget's reservation (tool specs and the
-        assistant's earlier tool calls count as text)."""
+    def estimated_prompt_tokens(self, image_tokens: int = IMAGE_TOKENS) -> int:
+        """A generous estimate of the prompt's size, for the budget's reservation and for fitting images in (tool
+        specs and the assistant's earlier tool calls count as text, each image as ``image_tokens``)."""
         chars = len(json.dumps([tool.wire() for tool in self.tools])) if self.tools else 0
         images = 0
         for message in self.messages:
@@ -291,7 +312,12 @@ class ChatRequest(BaseModel):
                         chars += len(str(part.get("text", "")))
                     else:
                         images += 1
-        return chars // 3 + 8 * len(self.messages) + images * _IMAGE_TOKENS
+        return chars // 3 + 8 * len(self.messages) + images * image_tokens
+
+    def images(self) -> int:
+        """How many image parts the messages carry."""
+        return sum(1 for message in self.messages if isinstance(message.get("content"), list)
+                   for part in message["content"] if part.get("type") == "image_url")
 
 
 class ChatResult(BaseModel):
@@ -402,6 +428,10 @@ class _Limits:
         self.next_start = 0.0
         self.lock = asyncio.Lock()
         self._turn = 0
+        self.context_lock = asyncio.Lock()
+        self.served_context: int | None = None
+        """The context length the server reported (``/v1/models``), once asked."""
+        self.context_asked = False
 
     def next_server(self, count: int) -> int:
         """Round-robin over a pool's servers."""
@@ -470,8 +500,35 @@ class ChatClient:
             self._meter.add(self._role, self.name, result)
         return result
 
+    async def server_limits(self) -> ServerLimits:
+        """What the endpoint's server takes in one prompt: the endpoint's settings, and, when it does not give the
+        context length, what the server's ``/v1/models`` reports (vLLM's ``max_model_len``; asked once per endpoint
+        and event loop, and unknown when the server does not say)."""
+        endpoint = self.endpoint
+        context = endpoint.context_tokens
+        if context is None:
+            limits = _limits(self.name, endpoint)
+            async with limits.context_lock:
+                if not limits.context_asked:
+                    limits.served_context = await self._served_context()
+                    limits.context_asked = True
+            context = limits.served_context
+        return ServerLimits(images=endpoint.max_images, context_tokens=context, image_tokens=endpoint.image_tokens)
+
+    async def _served_context(self) -> int | None:
+        key = self.endpoint.api_key(self.name)
+        headers = {"Authorization": f"Bearer {key}"} if key else {}
+        try:
+            async with httpx.AsyncClient(timeout=10.0, headers=headers) as http:
+                response = await http.get(f"{self.endpoint.urls[0].rstrip('/')}/models")
+            lengths = [entry.get("max_model_len") for entry in response.json().get("data", [])]
+        except (httpx.HTTPError, ValueError, AttributeError):
+            return None
+        return next((int(n) for n in lengths if isinstance(n, int) and n > 0), None)
+
     async def _paid(self, request: ChatRequest) -> ChatResult:
-        reserved = self.endpoint.cost(request.estimated_prompt_tokens(), request.max_tokens or _DEFAULT_MAX_TOKENS)
+        reserved = self.endpoint.cost(request.estimated_prompt_tokens(self.endpoint.image_tokens),
+                                      request.max_tokens or _DEFAULT_MAX_TOKENS)
         if self._budget is not None and not await self._budget.reserve(reserved):
             raise BudgetExhaustedError(f"the sweep's budget cannot cover another call to {self.name!r} "
                                        f"(up to ${reserved:.4f}); raise budget_usd and re-run to continue")
@@ -541,6 +598,11 @@ class ChatClient:
         message = _server_message(text)
         if status in _RETRY_STATUS:
             raise _Retry(f"HTTP {status}: {message}", _retry_after(response))
+        if status in (400, 413, 422) and _TOO_LARGE.search(text):
+            raise RequestTooLargeError(
+                f"endpoint {self.name!r} refused the request for its size: HTTP {status}: {message} (set the "
+                "endpoint's max_images and context_tokens to the server's limits, or serve the model with larger "
+                "ones)")
         hint = {401: f" (check the key in ${self.endpoint.api_key_env})" if self.endpoint.api_key_env else
                 " (the endpoint wants an API key: set api_key_env)",
                 403: " (the key may not use this model)", 404: " (check base_url and the model id)"}.get(status, "")
@@ -585,7 +647,8 @@ class ChatClient:
     def _result(self, request: ChatRequest, *, content: str, refusal: str | None, finish: str, model: str,
                 usage: WireObject | None, tool_calls: list[ToolCall]) -> ChatResult:
         estimated = not usage or "prompt_tokens" not in usage
-        prompt = int(usage["prompt_tokens"]) if not estimated and usage else request.estimated_prompt_tokens()
+        prompt = (int(usage["prompt_tokens"]) if not estimated and usage
+                  else request.estimated_prompt_tokens(self.endpoint.image_tokens))
         written = len(content) + sum(len(call.name) + len(call.arguments) for call in tool_calls)
         completion = int((usage or {}).get("completion_tokens") or 0) if not estimated else written // 3 + 1
         return ChatResult(content=content, finish_reason=finish, refusal=refusal, model=model, prompt_tokens=prompt,

@@ -28,6 +28,7 @@ EXPECTED: dict[str, tuple[ReasonCode, Blame, bool]] = {
     "StoreError": (ReasonCode.STORE_FAILED, Blame.MACHINERY, True),
     "ModelUnavailableError": (ReasonCode.MODEL_UNAVAILABLE, Blame.MODEL, True),
     "ModelRequestError": (ReasonCode.MODEL_REQUEST_REFUSED, Blame.MODEL, False),
+    "RequestTooLargeError": (ReasonCode.MODEL_REQUEST_REFUSED, Blame.MODEL, False),
     "BudgetExhaustedError": (ReasonCode.BUDGET_EXHAUSTED, Blame.BUDGET, False),
     "DiskBudgetError": (ReasonCode.INTERNAL_ERROR, Blame.SANDBOX, True),
     "TamperError": (ReasonCode.SANDBOX_FAILED, Blame.APP_IF_LOADED, True),

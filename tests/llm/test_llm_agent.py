@@ -180,6 +180,35 @@ def test_a_refusal_ends_the_interaction_with_the_reason(tmp_path: Path) -> None:
     assert result["ended_by"] == "policy" and result["steps"] == 0
 
 
+def _collect_dead_button(access: ModelAccess, bundle: Path) -> None:
+    async def run(browser: Browser) -> None:
+        await collect_evidence(browser=browser, artifact=app_artifact("dead-button.html"),
+                               query=app_query("dead-button.html"), agent=AGENT, bundle_dir=bundle,
+                               evidence_key=f"evidence-{bundle.name}", models=access)
+
+    with_browser(run)
+
+
+def test_a_server_with_no_room_for_the_screenshot_gets_the_text_and_one_refusing_for_size_fails_the_turn(
+        tmp_path: Path) -> None:
+    """The server counts 100 tokens a screenshot and its context leaves none for one: the agent sends the page's
+    text only. A server that refuses for size anyway costs the turn, as an unusable answer does: a wait, and after
+    three in a row, the end, with the server's reason."""
+    with scripted_server(responder=lambda body: _decide("finish", reason="done")) as server:
+        server.max_model_len = 1200 + 100  # the answer's max_tokens and less than one image's room for the prompt
+        _collect_dead_button(ModelAccess(endpoints={"agent": Endpoint(base_url=server.url, backoff_s=0.01,
+                                                                      image_tokens=100)}), tmp_path / "text")
+        assert server.requests and all(isinstance(r["messages"][1]["content"], str) for r in server.requests)
+        assert "screenshot is left out to fit" in server.requests[0]["messages"][1]["content"]
+    with scripted_server(responder=lambda body: _decide("finish", reason="done")) as server:
+        server.max_images = 0
+        _collect_dead_button(_access(server), tmp_path / "big")
+        assert len(server.requests) == 3  # three turns, each refused once (not retried)
+    trace = json.loads((tmp_path / "big" / "interaction" / "trace.json").read_text())
+    assert [step["action"]["kind"] for step in trace] == ["wait", "wait"]
+    assert "refused the request for its size" in trace[0]["action"]["reason"]
+
+
 def test_a_policy_without_endpoints_is_a_clear_error() -> None:
     with pytest.raises(ConfigError, match="needs model endpoints"):
         policies.create("llm", config=AGENT, models=None, query=None)

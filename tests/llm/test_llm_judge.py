@@ -17,10 +17,11 @@ from typing import Any
 import jsonschema
 import pytest
 
-from evaluator.errors import JudgeOutputError
-from evaluator.evidence.bundle import EvidenceBundle
+from evaluator.errors import JudgeOutputError, RequestTooLargeError
+from evaluator.evidence.bundle import EvidenceBundle, read_manifest
 from evaluator.evidence.collect import collect_evidence
 from evaluator.judges.llm_judge import (
+    IMAGES_FITTED,
     INJECTION_FLAG,
     Citable,
     LLMJudge,
@@ -29,7 +30,9 @@ from evaluator.judges.llm_judge import (
     static_schema,
 )
 from evaluator.llm.client import Endpoint, ModelAccess, ResponseCache
-from evaluator.models import AgentConfig, Difficulty, Kind, Query, Verdict
+from evaluator.models import AgentConfig, Difficulty, JudgeConfig, Kind, Query, ReasonCode, Verdict
+from evaluator.run import FALLBACK_JUDGE, judge_or_fall_back
+from evaluator.stages import StagePaths
 from tests.llm.scripted_server import ScriptedServer, Turn, scripted_server
 from tests.support import APPS, app_artifact, app_query, html_artifact, with_browser
 
@@ -194,6 +197,69 @@ def test_a_judge_told_to_give_full_marks_gives_the_same_verdict_and_the_run_is_f
     shown = "\n".join(_text_of(r) for r in server.requests)
     assert "[evalgrid removed" in shown and "full marks" not in shown.lower()
     assert any(c.criterion == INJECTION_FLAG for c in injected.criteria)
+
+
+def _images_of(body: dict[str, Any]) -> int:
+    return sum(p.get("type") == "image_url" for m in body["messages"] if isinstance(m["content"], list)
+               for p in m["content"])
+
+
+def _answers(body: dict[str, Any]) -> Turn:
+    return Turn(content=json.dumps(STATIC if _phase(body) == "static_audit" else _dynamic()))
+
+
+def _sized_judge(bundle: Path, endpoint: dict[str, Any], server_images: int | None) -> tuple[Verdict, ScriptedServer]:
+    """A judge on ``bundle`` through an endpoint set as ``endpoint`` says, its server taking ``server_images``."""
+    with scripted_server(responder=_answers) as server:
+        server.max_images, server.max_model_len = server_images, 32768
+        access = ModelAccess(endpoints={"judge": Endpoint(base_url=server.url, backoff_s=0.01, **endpoint)})
+        judge = LLMJudge(LLMJudgeOptions(endpoint="judge", model="judge-7b"))
+        verdict = asyncio.run(judge(EvidenceBundle(bundle), verdict_key="verdict-sized", models=access))
+    return verdict, server
+
+
+def test_a_judge_shows_no_more_images_than_its_server_takes_and_the_verdict_says_what_was_left_out(
+        bundles: dict[str, Path]) -> None:
+    whole, server = _sized_judge(bundles["enter-list"], {}, None)
+    wanted = _images_of(server.requests[1])
+    assert wanted > 3 and IMAGES_FITTED not in whole.flags
+
+    fitted, server = _sized_judge(bundles["enter-list"], {"max_images": 3}, 3)
+    static, dynamic = server.requests  # none refused
+    assert (_images_of(static), _images_of(dynamic)) == (2, 3)
+    shown = _text_of(dynamic)
+    assert "First screenshot, desktop:" in shown and "left out to fit the judge server's limits" in shown
+    assert fitted.flags == [IMAGES_FITTED]
+    [note] = [c.reason for c in fitted.criteria if c.criterion == IMAGES_FITTED]
+    assert f"dynamic_scoring: {wanted - 3} of {wanted} images left out" in note and "at most 3 images" in note
+    assert (fitted.functional, fitted.aesthetic) == (whole.functional, whole.aesthetic)  # the same answers
+
+    # A context the text alone nearly fills leaves no room for any image (the server reports 32768; the setting wins).
+    text_only, server = _sized_judge(bundles["enter-list"], {"context_tokens": 3100}, None)
+    assert [_images_of(r) for r in server.requests] == [0, 0]
+    assert "static_audit: 2 of 2 images left out" in text_only.criteria[-1].reason
+    assert "a context of 3100 tokens" in text_only.criteria[-1].reason
+
+
+def test_a_request_its_server_refuses_for_size_is_the_judges_failure_and_the_fallback_scores_the_run(
+        bundles: dict[str, Path], tmp_path: Path) -> None:
+    bundle = bundles["enter-list"]
+    manifest = read_manifest(bundle)
+    assert manifest is not None
+    config = JudgeConfig(name="llm", options={"endpoint": "judge", "model": "judge-7b"})
+    with scripted_server(responder=_answers) as server:
+        server.max_images = 3  # and the endpoint does not say so
+        access = ModelAccess(endpoints={"judge": Endpoint(base_url=server.url, backoff_s=0.01)})
+        with pytest.raises(RequestTooLargeError, match="At most 3 image"):
+            asyncio.run(LLMJudge(LLMJudgeOptions(endpoint="judge", model="judge-7b"))(
+                EvidenceBundle(bundle), verdict_key="v", models=access))
+        assert [_phase(r) for r in server.requests] == ["static_audit", "dynamic_scoring"]  # not retried
+        judged = asyncio.run(judge_or_fall_back(config, manifest.evidence_key, manifest, bundle,
+                                                StagePaths(tmp_path / "run"), access))
+    assert judged.verdict.judge.name == FALLBACK_JUDGE.name
+    assert judged.flags == ["judge_request_too_large", "judge_fallback"]
+    assert judged.fallback is not None and judged.fallback[0] is ReasonCode.JUDGE_REQUEST_TOO_LARGE
+    assert "refused the request for its size" in judged.fallback[1]
 
 
 def test_v2_shows_the_screens_after_entered_values_and_v1_keeps_its_version(bundles: dict[str, Path],

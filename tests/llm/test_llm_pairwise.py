@@ -102,6 +102,22 @@ def bundles(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     return {name: root / name for name in apps}
 
 
+def test_a_server_that_takes_two_images_gets_one_of_each_app_and_the_verdict_says_what_was_left_out(
+        bundles: dict[str, Path], tmp_path: Path) -> None:
+    with scripted_server(Turn(content=_answer())) as server:
+        server.max_images = 2
+        access = ModelAccess(endpoints={"judge": Endpoint(base_url=server.url, backoff_s=0.01, max_images=2)})
+        judge = LLMPairwiseJudge(LLMPairwiseOptions.model_validate({"endpoint": "judge", "model": "judge-7b"}))
+        verdict = asyncio.run(judge.compare(EvidenceBundle(bundles["filter-list"]),
+                                            EvidenceBundle(bundles["error-on-click"]), pairwise_key="pair-fitted",
+                                            models=access))
+    [request] = server.requests  # not refused
+    assert _images_per_side(request) == {"FIRST": ["png"], "SECOND": ["png"]}  # each app's first screenshot
+    [fitted] = verdict.fitted
+    assert fitted.startswith("pairwise: ") and "images left out" in fitted and "at most 2 images" in fitted
+    assert len(verdict.choices) == 2
+
+
 def test_an_answer_becomes_a_verdict_citing_each_side_and_the_request_shows_both_apps_capped(
         bundles: dict[str, Path], tmp_path: Path) -> None:
     verdict, server = _compare(bundles["filter-list"], bundles["error-on-click"], tmp_path,

@@ -19,6 +19,7 @@ import pytest
 from evaluator.errors import JudgeOutputError
 from evaluator.evidence.bundle import EvidenceBundle
 from evaluator.evidence.collect import collect_evidence
+from evaluator.judges.llm_judge import IMAGES_FITTED
 from evaluator.judges.ux_report import (
     UxCitable,
     UxJudge,
@@ -121,6 +122,18 @@ def test_one_call_makes_a_report_with_seven_scores_and_cited_findings(bundles: d
     assert report.judge.rubric_version.startswith("ux-v1@") and "judge-7b-2026-06" in report.label
     [usage] = access.meter.usage()
     assert usage.role == "judge" and usage.calls == 1
+
+
+def test_a_server_that_takes_fewer_images_gets_as_many_and_the_report_is_flagged(bundles: dict[str, Path],
+                                                                               tmp_path: Path) -> None:
+    with scripted_server(Turn(content=_answer(SAVE))) as server:
+        server.max_images = 2
+        access = ModelAccess(endpoints={"ux": Endpoint(base_url=server.url, backoff_s=0.01, max_images=2)})
+        report = asyncio.run(UxJudge(_options()).report(EvidenceBundle(bundles["dead-button"]), report_key="ux-fit",
+                                                        models=access))
+    [request] = server.requests  # not refused
+    assert _images(request) == 2 and "First screenshot, desktop" in _text_of(request)
+    assert report.flags == [IMAGES_FITTED]
 
 
 def test_without_images_no_image_is_sent(bundles: dict[str, Path], tmp_path: Path) -> None:
