@@ -169,7 +169,10 @@ def _add_judge(sub: _Commands) -> None:
     serve.add_argument("--ray-resource", action="append", default=[], metavar="NAME=AMOUNT",
                        help="another Ray resource per server, e.g. evalgrid-judge=1 (the chart's judge group)")
     serve.add_argument("--port", type=int, default=8000, help="first port (default 8000)")
-    serve.add_argument("--max-model-len", type=int, help="vLLM's context limit")
+    serve.add_argument("--max-model-len", type=int, help="vLLM's context limit (judges fit their images into it)")
+    serve.add_argument("--limit-mm-per-prompt", dest="max_images", type=int, default=13, metavar="IMAGES",
+                       help="images vLLM takes in one prompt; judges show no more (default 13: the LLM judge's "
+                            "largest default request, a screenshot, 8 keyframes and 4 screens of entered values)")
     serve.add_argument("--vllm-arg", action="append", default=[], help="extra vLLM server argument (repeatable)")
     serve.add_argument("--vllm-python", help="interpreter with vLLM (default $EVALGRID_VLLM_PYTHON, else this one)")
     serve.add_argument("--s3-endpoint", help="S3-compatible endpoint for an s3:// model")

@@ -28,13 +28,16 @@ def serve(args: argparse.Namespace, console: Console) -> int:
                           "command's own local Ray would end with the command")
     if not re.fullmatch(POOL_NAME, args.name):
         raise ConfigError(f"--name {args.name!r}: use lowercase letters, digits and '-' (a sweep's `pool:` names it)")
+    if args.max_images < 0:
+        raise ConfigError("--limit-mm-per-prompt must be 0 (text only) or more images")
     if args.replicas < 1 or (args.tensor_parallel is not None and args.tensor_parallel < 1):
         raise ConfigError("--replicas and --tensor-parallel must be at least 1")
     if args.num_gpus and args.tensor_parallel and args.num_gpus < args.tensor_parallel:
         raise ConfigError(f"--tensor-parallel {args.tensor_parallel} needs at least that many --num-gpus per server")
     spec = JudgeServerSpec(model=args.model, served_name=args.served_model_name, tensor_parallel=args.tensor_parallel,
                            num_gpus=args.num_gpus, resources=resources, port=args.port,
-                           max_model_len=args.max_model_len, extra_args=tuple(args.vllm_arg),
+                           max_model_len=args.max_model_len, max_images=args.max_images,
+                           extra_args=tuple(args.vllm_arg),
                            start_timeout_s=args.start_timeout, python=args.vllm_python, s3_endpoint=args.s3_endpoint)
     with connected(args.ray_address):
         model = args.model or "$EVALGRID_JUDGE_MODEL"

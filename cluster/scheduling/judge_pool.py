@@ -86,6 +86,10 @@ class JudgeServerSpec:
     """First port; replicas on one node take the next ones."""
     max_model_len: int | None = None
     """vLLM's context limit (default: the model's)."""
+    max_images: int = 13
+    """Images vLLM takes in one prompt (``--limit-mm-per-prompt``; text-only models ignore it). 13 fits the largest
+    request evalgrid's judges make by default: the LLM judge's dynamic scoring, a screenshot, 8 keyframes and 4
+    screens after entered values."""
     extra_args: tuple[str, ...] = ()
     """More arguments for vLLM's server."""
     start_timeout_s: float = 900.0
@@ -128,6 +132,8 @@ class VllmServer:
                 "--structured-outputs-config", json.dumps(_STRUCTURED)]
         if self.spec.max_model_len:
             argv += ["--max-model-len", str(self.spec.max_model_len)]
+        if not any(a.startswith("--limit-mm-per-prompt") for a in self.spec.extra_args):
+            argv += ["--limit-mm-per-prompt", json.dumps({"image": self.spec.max_images, "video": 0})]
         if not self.spec.num_gpus and not any(a.startswith("--gpu-memory-utilization") for a in self.spec.extra_args):
             # On CPU hosts vLLM reads this as the share of the NUMA node's memory to reserve, 0.92 by
             # default: more than a node that also runs browsers has free, and the engine refuses to start.
@@ -287,10 +293,15 @@ class JudgeServer:
 
 
 class JudgePool:
-    """A named, detached Ray actor that knows a pool's servers."""
+    """A named, detached Ray actor that knows a pool's servers and what each takes in one prompt."""
 
-    def __init__(self, servers: list[Any]) -> None:
+    def __init__(self, servers: list[Any], spec: JudgeServerSpec) -> None:
         self._servers = servers
+        self._spec = spec
+
+    async def limits(self) -> dict[str, int | None]:
+        """The servers' limits, as an endpoint's settings (``max_images``, ``context_tokens``)."""
+        return {"max_images": self._spec.max_images, "context_tokens": self._spec.max_model_len}
 
     async def urls(self) -> list[str]:
         """The base URLs of the servers that answer now (asked live: a restarted actor may have moved)."""
@@ -341,7 +352,7 @@ def start_pool(name: str, spec: JudgeServerSpec, *, replicas: int = 1) -> list[s
                 f"node with {wanted} free, or loading the model takes longer (raise --start-timeout)") from exc
         raise
     ray.remote(JudgePool).options(name=_pool_actor_name(name), namespace=NAMESPACE, lifetime="detached",
-                                  num_cpus=0).remote(servers)
+                                  num_cpus=0).remote(servers, spec)
     return urls
 
 
@@ -376,11 +387,28 @@ def stop_pool(name: str) -> None:
     ray.kill(pool)
 
 
+def pool_limits(name: str) -> dict[str, int | None]:
+    """What the servers of pool ``name`` take in one prompt, as endpoint settings; empty for a pool started by an
+    evalgrid that did not record them."""
+    try:
+        limits: dict[str, int | None] = ray.get(_pool(name).limits.remote(), timeout=60)
+    except AttributeError:
+        return {}
+    return limits
+
+
 def resolve_pools(endpoints: dict[str, Endpoint]) -> dict[str, Endpoint]:
-    """Endpoints with every ``pool`` replaced by its servers' URLs (Ray must be connected)."""
-    return {name: Endpoint.model_validate({**endpoint.model_dump(), "pool": None,
-                                           "base_urls": pool_urls(endpoint.pool)})
-            if endpoint.pool else endpoint for name, endpoint in endpoints.items()}
+    """Endpoints with every ``pool`` replaced by its servers' URLs, and the servers' limits where the endpoint does
+    not set its own (Ray must be connected)."""
+    resolved = {}
+    for name, endpoint in endpoints.items():
+        if endpoint.pool:
+            limits = {key: value for key, value in pool_limits(endpoint.pool).items()
+                      if getattr(endpoint, key, None) is None}
+            endpoint = Endpoint.model_validate({**endpoint.model_dump(), **limits, "pool": None,
+                                                "base_urls": pool_urls(endpoint.pool)})
+        resolved[name] = endpoint
+    return resolved
 
 
 @contextlib.contextmanager
