@@ -234,6 +234,7 @@ def test_a_judge_pool_of_real_vllm_servers_scores_real_evidence_into_a_valid_ver
         assert ref.file is None or ref.file in listed
     [usage] = access.meter.usage()
     assert usage.role == "judge" and usage.calls >= 2 and usage.completion_tokens > 0
+    print(f"judge calls {usage.calls}: {usage.prompt_tokens} prompt and {usage.completion_tokens} completion tokens")
     # The dynamic scoring wanted a screenshot and at least two keyframes; the server takes 2.
     assert verdict.flags == [IMAGES_FITTED]
     [note] = [c.reason for c in verdict.criteria if c.criterion == IMAGES_FITTED]
