@@ -53,6 +53,13 @@ EXPECTED: dict[str, set[OutcomeStatus]] = {name: {OutcomeStatus.JUDGED} for name
     "tab-crash", "huge-dom", "egress")}
 
 
+# Hostile to the driver, not broken for a user: its one button navigates once the "Leave site?" dialog is answered.
+# Whether the explorer's retry lands after the answer is a race (a CI rehearsal: the first click was held by the
+# dialog, the retry navigated, functional 8.0 with nothing to deduct), so its score is not checked; that it ends
+# classified, in time, with the worker clean, is.
+WORKS_WHEN_ANSWERED = {"beforeunload-trap"}
+
+
 class _Canary(socketserver.ThreadingTCPServer):
     allow_reuse_address = True
     daemon_threads = True
@@ -176,7 +183,7 @@ def test_hostile_apps_end_classified_and_leave_the_worker_clean(shared: _Worker,
     for name, outcome, seconds in results:
         assert outcome.status in EXPECTED[name], (name, outcome.reason)
         assert seconds < 2 * TIMEOUT_S + 60, (name, seconds)  # two attempts at most, and the sandboxes' replacements
-        if outcome.status is OutcomeStatus.JUDGED:
+        if outcome.status is OutcomeStatus.JUDGED and name not in WORKS_WHEN_ANSWERED:
             assert outcome.functional is not None and outcome.functional < 8.0, name
     for control in controls:
         assert control.status is OutcomeStatus.JUDGED
