@@ -24,7 +24,6 @@ from evaluator.agents.observation import Action, ActionKind, AgentSummary, Obser
 from evaluator.agents.policies import Policy, policies
 from evaluator.errors import ConfigError, RequestTooLargeError
 from evaluator.llm.client import ChatClient, ChatRequest, ChatResult, JsonSchema, ModelAccess, ModelOptions, WireObject
-from evaluator.llm.sizing import image_room
 from evaluator.models import AgentConfig, Query
 from evaluator.package_data import package_text
 from evaluator.textsafety import fence, redact
@@ -144,12 +143,9 @@ class _LLMAgent:
         request = ChatRequest(model=options.model, messages=[system, {"role": "user", "content": self._content(
                                   observation, image=True)}], temperature=options.temperature,
                               max_tokens=options.max_tokens, response_format=format_, seed=self._seed)
-        if request.images():
-            room = image_room(await self._client.server_limits(), max_tokens=options.max_tokens,
-                              text_tokens=request.estimated_prompt_tokens(image_tokens=0))
-            if room == 0:
-                text = self._content(observation, image=False)
-                request = request.model_copy(update={"messages": [system, {"role": "user", "content": text}]})
+        if await self._client.image_room(request) == 0:
+            text = self._content(observation, image=False)
+            request = request.model_copy(update={"messages": [system, {"role": "user", "content": text}]})
         return request
 
     def _failed(self, why: str, *, final: bool) -> Action:

@@ -40,7 +40,7 @@ from evaluator.evidence.keyframes import keyframes
 from evaluator.judges import judges
 from evaluator.keys import sha256_bytes
 from evaluator.llm.client import ChatClient, ChatRequest, ChatResult, JsonSchema, ModelAccess, ModelOptions, WireObject
-from evaluator.llm.sizing import Fitted, ServerLimits, image_room, spread
+from evaluator.llm.sizing import Fitted, spread
 from evaluator.models import (
     CriterionReason,
     Dimension,
@@ -248,40 +248,37 @@ class LLMJudge:
             raise ConfigError("the llm judge needs model endpoints: run it from a sweep with `endpoints:`")
         options = self._options
         client = models.client(options.endpoint, role="judge")
-        limits = await client.server_limits() if options.images else None
         evidence = _Evidence(bundle, source_chars=options.source_chars, images=options.images,
                              keyframes=options.keyframes,
                              result_shots=options.result_shots if options.prompt != "judge-dynamic-v1" else 0)
         citable = evidence.citable
-        messages, fitted_static = self._fit("static_audit", _STATIC_PROMPT, evidence.static_content, limits)
+        messages, fitted_static = await self._fit(client, "static_audit", _STATIC_PROMPT, evidence.static_content)
         static_answer, static_result = await self._ask(
             client, "static_audit", static_schema(citable), _StaticAudit, messages, evidence)
-        messages, fitted_dynamic = self._fit("dynamic_scoring", options.prompt,
-                                             functools.partial(evidence.dynamic_content, static_answer), limits)
+        messages, fitted_dynamic = await self._fit(client, "dynamic_scoring", options.prompt,
+                                                   functools.partial(evidence.dynamic_content, static_answer))
         findings, result = await self._ask(
             client, "dynamic_scoring", dynamic_schema(citable), _Findings, messages, evidence)
         fitted = [f for f in (fitted_static, fitted_dynamic) if f is not None]
         return _verdict(bundle, verdict_key, self._version, findings, static_answer,
                         result.model or static_result.model, evidence.findings, fitted)
 
-    def _fit(self, call: str, prompt: str, content: Callable[[int | None], list[WireObject]],
-             limits: ServerLimits | None) -> tuple[list[WireObject], Fitted | None]:
-        """A call's messages with no more images than the server takes (``limits``; ``None``: images are off), and
-        what was left out to fit, if anything. ``content(room)`` builds the user message with at most ``room``
-        images (``None``: all)."""
+    async def _fit(self, client: ChatClient, call: str, prompt: str, content: Callable[[int | None], list[WireObject]]
+                   ) -> tuple[list[WireObject], Fitted | None]:
+        """A call's messages with no more images than ``client``'s server takes, and what was left out to fit, if
+        anything. ``content(room)`` builds the user message with at most ``room`` images (``None``: all)."""
         def messages(parts: list[WireObject]) -> list[WireObject]:
             return [{"role": "system", "content": package_text("prompts", f"{prompt}.md")},
                     {"role": "user", "content": parts}]
 
-        whole = ChatRequest(model=self._options.model, messages=messages(content(None)))
-        if limits is None:
-            return whole.messages, None
-        room = image_room(limits, text_tokens=whole.estimated_prompt_tokens(image_tokens=0),
-                          max_tokens=self._options.max_tokens)
-        if room is None or whole.images() <= room:
+        whole = ChatRequest(model=self._options.model, messages=messages(content(None)),
+                            max_tokens=self._options.max_tokens)
+        room = await client.image_room(whole)
+        if room is None:
             return whole.messages, None
         fitted = ChatRequest(model=self._options.model, messages=messages(content(room)))
-        return fitted.messages, Fitted(call, wanted=whole.images(), shown=fitted.images(), limits=limits)
+        return fitted.messages, Fitted(call, wanted=whole.images(), shown=fitted.images(),
+                                       limits=await client.server_limits())
 
     async def _ask(self, client: ChatClient, name: str, schema: JsonSchema, parse: type[_AnswerT],
                    messages: list[WireObject], evidence: _Evidence) -> tuple[_AnswerT, ChatResult]:

@@ -40,7 +40,7 @@ from evaluator.judges.llm_judge import (
 from evaluator.judges.pairwise import pairwise_judges
 from evaluator.keys import sha256_bytes
 from evaluator.llm.client import ChatClient, ChatRequest, ChatResult, JsonSchema, ModelAccess, ModelOptions, WireObject
-from evaluator.llm.sizing import Fitted, image_room
+from evaluator.llm.sizing import Fitted
 from evaluator.models import Dimension, EvidenceRef, JudgeInfo, PairChoice, PairwiseVerdict, Preference
 from evaluator.package_data import package_text
 from evaluator.textsafety import fence, redact
@@ -219,17 +219,15 @@ class LLMPairwiseJudge:
         # Both bundles answer the same query; the first one's brief is shown, once.
         client = models.client(options.endpoint, role="judge")
         messages, sides = _messages(first, second, options, options.images_per_side)
-        wanted = ChatRequest(model=options.model, messages=messages)
+        wanted = ChatRequest(model=options.model, messages=messages, max_tokens=options.max_tokens)
         fitted: list[str] = []
-        if options.images:
-            limits = await client.server_limits()
-            room = image_room(limits, text_tokens=wanted.estimated_prompt_tokens(image_tokens=0),
-                              max_tokens=options.max_tokens)
-            if room is not None and wanted.images() > room:
-                # Both apps lose images alike: a side shown more than the other would tilt the comparison.
-                messages, sides = _messages(first, second, options, min(options.images_per_side, room // 2))
-                shown = ChatRequest(model=options.model, messages=messages).images()
-                fitted.append(Fitted("pairwise", wanted=wanted.images(), shown=shown, limits=limits).note())
+        room = await client.image_room(wanted)
+        if room is not None:
+            # Both apps lose images alike: a side shown more than the other would tilt the comparison.
+            messages, sides = _messages(first, second, options, min(options.images_per_side, room // 2))
+            shown = ChatRequest(model=options.model, messages=messages).images()
+            fitted.append(Fitted("pairwise", wanted=wanted.images(), shown=shown,
+                                 limits=await client.server_limits()).note())
         choices, dropped, model = await self._ask(client, messages, sides[0].citable, sides[1].citable)
         return PairwiseVerdict(
             pairwise_key=pairwise_key, first=first.manifest.evidence_key, second=second.manifest.evidence_key,

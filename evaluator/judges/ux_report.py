@@ -39,7 +39,7 @@ from evaluator.evidence.keyframes import keyframes
 from evaluator.judges.llm_judge import IMAGES_FITTED, INJECTION_FLAG, Cite, console_lines, summary_text, trace_lines
 from evaluator.keys import content_key, sha256_bytes
 from evaluator.llm.client import ChatClient, ChatRequest, ChatResult, JsonSchema, ModelAccess, ModelOptions, WireObject
-from evaluator.llm.sizing import image_room, spread
+from evaluator.llm.sizing import spread
 from evaluator.models import EvidenceRef, JudgeInfo, Severity, UxDimension, UxFinding, UxReport
 from evaluator.package_data import YamlDocument, package_text, package_yaml
 from evaluator.textsafety import Finding, fence, redact
@@ -207,13 +207,11 @@ class UxJudge:
         client = models.client(options.endpoint, role="judge")
         evidence = _UxEvidence(bundle, options)
         messages = _messages(evidence.content())
-        wanted = ChatRequest(model=options.model, messages=messages)
-        fitted = False
-        if options.images:
-            room = image_room(await client.server_limits(), max_tokens=options.max_tokens,
-                              text_tokens=wanted.estimated_prompt_tokens(image_tokens=0))
-            if room is not None and wanted.images() > room:
-                messages, fitted = _messages(evidence.content(room)), True
+        room = await client.image_room(ChatRequest(model=options.model, messages=messages,
+                                                   max_tokens=options.max_tokens))
+        fitted = room is not None
+        if fitted:
+            messages = _messages(evidence.content(room))
         answer, model = await self._ask(client, messages, evidence.citable)
         kept = [f for f in answer.findings[:MAX_FINDINGS] if not evidence.citable.problem(f.cite)]
         findings = [UxFinding(dimension=f.dimension, severity=f.severity, description=f.description[:_TEXT_LIMIT],

@@ -47,7 +47,7 @@ from evaluator.errors import (
     RequestTooLargeError,
 )
 from evaluator.llm.budget import Budget
-from evaluator.llm.sizing import IMAGE_TOKENS, ServerLimits
+from evaluator.llm.sizing import IMAGE_TOKENS, ServerLimits, image_room
 from evaluator.models import ModelUsage
 
 _Answer = TypeVar("_Answer", bound=BaseModel)
@@ -514,6 +514,16 @@ class ChatClient:
                     limits.context_asked = True
             context = limits.served_context
         return ServerLimits(images=endpoint.max_images, context_tokens=context, image_tokens=endpoint.image_tokens)
+
+    async def image_room(self, request: ChatRequest) -> int | None:
+        """How many images ``request`` may carry on this endpoint's server (:func:`~evaluator.llm.sizing.image_room`)
+        when that is fewer than it carries; ``None`` when it fits, or nothing is known to limit it."""
+        carried = request.images()
+        if not carried:
+            return None
+        room = image_room(await self.server_limits(), text_tokens=request.estimated_prompt_tokens(image_tokens=0),
+                          max_tokens=request.max_tokens or _DEFAULT_MAX_TOKENS)
+        return room if room is not None and room < carried else None
 
     async def _served_context(self) -> int | None:
         key = self.endpoint.api_key(self.name)

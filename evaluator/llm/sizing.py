@@ -3,7 +3,8 @@
 A vision-language server refuses a prompt with more images than it takes (vLLM's ``--limit-mm-per-prompt``) or
 more tokens than its context (``--max-model-len``), and every image costs prompt tokens by its model's processor
 (Qwen2-VL: one token per 28x28 pixels, 1,334 for a 1280x800 screenshot; Idefics3: a fixed count per tile).
-So a model caller (the judges, the agent) asks :func:`image_room` before it sends a request with images, and shows
+So a model caller (the judges, the agent) asks its client's ``image_room`` (this module's :func:`image_room` on the
+server's limits) before it sends a request with images, and shows
 fewer (keyframes first) instead of sending one the server will refuse; :class:`Fitted` says what it left out.
 
 The per-image cost is the endpoint's ``image_tokens``, a stated estimate: the served model's processor is not
