@@ -58,16 +58,18 @@ read as words only where they hold a directive. The parser is private to the sta
 unguarded and the gate selects every sentence (same cuts, slower).
 
 Nothing here is built at import: :func:`compiled` reads the vocabulary and compiles every pattern on
-first use, once per process.
+first use, once per process (what it builds is kept on disk for the next process: see
+:mod:`~evaluator.textsafety.pattern_cache`).
 """
 
 from __future__ import annotations
 
 import functools
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any, NamedTuple
 
+from evaluator.textsafety import pattern_cache
 from evaluator.textsafety.guards import PARSE, alt, any_of, guard, heads, prefilter, trie
 from evaluator.textsafety.vocabulary import vocabulary
 
@@ -559,7 +561,21 @@ class Patterns:
 
 @functools.cache
 def compiled() -> Patterns:
-    """The detector's patterns: the vocabulary read, composed and compiled on first use, once per process."""
+    """The detector's patterns, compiled on first use, once per process: built from the vocabulary, or read as a
+    process before built them from :mod:`~evaluator.textsafety.pattern_cache`."""
+    key = pattern_cache.fingerprint()
+    document = pattern_cache.load(key)
+    if document is not None:
+        try:
+            return Patterns(**{name: _decode(value) for name, value in document["patterns"].items()})
+        except (KeyError, TypeError, ValueError, AttributeError, re.error):
+            pass  # a file of another shape: built again, and stored over it
+    patterns = _build()
+    pattern_cache.store(key, {"patterns": {f.name: _encode(getattr(patterns, f.name)) for f in fields(Patterns)}})
+    return patterns
+
+
+def _build() -> Patterns:
     t, c = vocabulary(), _composed()
     finders = {name: re.compile(guard(pattern)) for name, pattern in _features().items()}
     governed_finders = {name: finders[name] for name in ("ask",)}
@@ -577,3 +593,32 @@ def compiled() -> Patterns:
         ident_order=frozenset(t["ident_order"]["en"].split("|")), ident_hint=re.compile(trie(hints)),
         rot_hint=rot_hint, reverse_hint=reverse_hint,
         hinted=prefilter(rot_hint.pattern, reverse_hint.pattern, r"\brot"))
+
+
+def _encode(value: Any) -> Any:
+    if isinstance(value, re.Pattern):
+        return {"re": value.pattern, "flags": value.flags}
+    if isinstance(value, frozenset):
+        return {"words": sorted(value)}
+    if isinstance(value, Gate):
+        return {"gate": [_encode(part) for part in value]}
+    if isinstance(value, dict):
+        return {"map": {name: _encode(part) for name, part in value.items()}}
+    if isinstance(value, bool):
+        return value
+    raise TypeError(f"no stored form for {type(value).__name__}")
+
+
+def _decode(value: Any) -> Any:
+    if isinstance(value, bool):
+        return value
+    [(kind, body)] = [(k, v) for k, v in value.items() if k != "flags"]
+    if kind == "re":
+        return re.compile(body, value["flags"])
+    if kind == "words":
+        return frozenset(body)
+    if kind == "gate":
+        return Gate(*(_decode(part) for part in body))
+    if kind == "map":
+        return {name: _decode(part) for name, part in body.items()}
+    raise ValueError(f"unknown stored form {kind!r}")
