@@ -34,9 +34,11 @@ from cluster.store.results_log import ResultsLog
 from cluster.sweep.spec import load_sweep
 from evaluator.models import OutcomeStatus, Query, QuerySet, Verdict
 from evaluator.preview.checks import DEFAULT_CHECKS
-from tests.support import APPS, FIXTURES, require_docker, with_browser
+from tests.support import APPS, FIXTURES, with_browser
 
-pytestmark = [pytest.mark.browser, pytest.mark.docker]  # its sweep runs in the default (Docker) sandbox
+# The sweep runs on the local backend: what is under test is the report, and the Docker sandbox's runs are the
+# machine lane's (this module joined the other lane to even the two out).
+pytestmark = pytest.mark.browser
 
 QUERIES = ["prod-todo", "viz-bar-chart"]
 XSS = "<script>alert(1)</script>"
@@ -61,7 +63,7 @@ def _write_sweep(root: Path) -> Path:
             f"Sure! Here is how I would build it: {XSS} plan the layout, then add the logic.", encoding="utf-8")
     sweep = {
         "name": "report-mini", "queries": "queries.yaml", "concurrency": 2, "run_timeout_s": 120,
-        "agent": {"max_steps": 3},
+        "agent": {"max_steps": 3}, "sandbox": {"backend": "local"},
         "candidates": [{"id": "apps", "answers": "answers/apps"}, {"id": "prose", "answers": "answers/prose"}],
     }
     path = root / "sweep.yaml"
@@ -153,7 +155,6 @@ def _reduce(run_dir: Path, queries: dict[str, Query]) -> tuple[Reduction, list[R
 
 @pytest.fixture(scope="module")
 def built(tmp_path_factory: pytest.TempPathFactory) -> Built:
-    require_docker()  # the sweep runs in the default sandbox backend
     root = tmp_path_factory.mktemp("report")
     sweep_path = _write_sweep(root)
     run_dir = root / "run"
