@@ -105,10 +105,13 @@ for target in "${TARGETS[@]}"; do
       check_wheel_python
       source="$(WHEEL_PYTHON="$WHEEL_PYTHON" ./source-hash.sh worker)"
       if current "$WORKER" "$source"; then continue; fi
-      constraints="$(mktemp)"; scratch+=("$constraints" worker/wheels ../build)
+      constraints="$(mktemp)"; scratch+=("$constraints" worker/wheels worker/evalgrid-wheel ../build)
       "$WHEEL_PYTHON" -m pip freeze --exclude-editable --disable-pip-version-check >"$constraints"
       rm -rf ../build  # setuptools would reuse a stale build/lib (modules since deleted) in the wheel
       wheels worker/wheels --constraint "$constraints" ..
+      # evalgrid's own wheel apart: the dependencies' wheels come out byte-identical from one build to the next,
+      # so their layer is Docker's cache hit and a change of evalgrid's code rebuilds only its own layer.
+      rm -rf worker/evalgrid-wheel && mkdir worker/evalgrid-wheel && mv worker/wheels/evalgrid-*.whl worker/evalgrid-wheel/
       build "$WORKER" worker --build-arg "BASE=$BASE" --label "evalgrid.source=$source"
       timed "$WORKER" ;;
     judge)

@@ -20,7 +20,7 @@ inputs() {
     worker)
       "$WHEEL_PYTHON" -m pip freeze --exclude-editable --disable-pip-version-check; echo "$base_id"
       (cd .. && find pyproject.toml evaluator cluster images/worker -type f \
-         -not -path '*/__pycache__/*' -not -path 'images/worker/wheels/*' | sort | xargs sha256sum) ;;
+         -not -path '*/__pycache__/*' -not -path 'images/worker/wheels/*' -not -path 'images/worker/evalgrid-wheel/*' | sort | xargs sha256sum) ;;
   esac
 }
 
