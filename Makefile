@@ -107,7 +107,7 @@ demo-agentic: doctor-demo system docker venv sandbox-image
 # other they took 7 of CI's minutes.
 SETUP_JOBS := -j3 --output-sync=target
 
-# The suite on two xdist workers: the Docker and heavy modules (vLLM, a Ray head, the explorer's runs) one after
+# The suite on two xdist workers: the Docker and heavy modules (vLLM, a Ray head of their own) one after
 # another in one lane, the rest beside them (tests/lanes.py). It ends with its time and slowest items, and fails
 # when one item passes 300 s (tests/budget.py). The sliced end-to-end tests run whole in test-full.
 PYTEST_LANES := -n 2 --dist loadgroup --no-loadscope-reorder

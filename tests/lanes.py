@@ -3,7 +3,7 @@
 ``make test`` runs the suite on two xdist workers with ``--dist loadgroup``. Each test module is one unit of
 work (its module fixtures are built once, on one worker), except the modules that take the machine: any module
 with a test marked ``docker`` (a sandbox container holds one core, and several of these tests count or kill the
-containers on the machine), ``heavy`` (a vLLM server, a Ray head of its own, fifteen explorer runs) or ``timing``
+containers on the machine), ``heavy`` (a vLLM server, a Ray head of its own) or ``timing``
 (a race against the machine's load that a neighbour in the other lane once made it lose). Those
 share one group, the machine lane, run one after another on one worker, first (it is the longest chain); the
 other worker takes the other modules, which drive at most one local Chromium or none.

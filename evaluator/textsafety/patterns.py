@@ -561,8 +561,8 @@ class Patterns:
 
 @functools.cache
 def compiled() -> Patterns:
-    """The detector's patterns, compiled on first use, once per process: built from the vocabulary, or read as a
-    process before built them from :mod:`~evaluator.textsafety.pattern_cache`."""
+    """The detector's patterns, compiled on first use, once per process: read as an earlier process built them
+    (:mod:`~evaluator.textsafety.pattern_cache`), or built from the vocabulary and stored for the next."""
     key = pattern_cache.fingerprint()
     document = pattern_cache.load(key)
     if document is not None:
