@@ -7,10 +7,12 @@ import fcntl
 import json
 import os
 import shutil
+import socket
 import subprocess
 from collections.abc import Awaitable, Callable, Iterable
 from pathlib import Path
 from typing import Any, TypeVar
+from urllib.parse import urlsplit
 
 import pytest
 from playwright.async_api import Browser, async_playwright
@@ -128,3 +130,10 @@ def install_sandbox_npm_trees() -> Path:
             if done.returncode != 0:
                 pytest.fail(f"npm-tree.sh {tree} failed:\n{done.stdout}\n{done.stderr}")
     return MIRROR_DIR
+
+
+def port_open(url: str) -> bool:
+    """Whether something on this machine listens on ``url``'s port (a server that should have stopped, or started)."""
+    with socket.socket() as probe:
+        probe.settimeout(2)
+        return probe.connect_ex(("127.0.0.1", urlsplit(url).port or 80)) == 0

@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import pytest
 import ray
@@ -31,6 +31,7 @@ from cluster.scheduling.judge_pool import (
     start_pool,
     stop_pool,
 )
+from tests.support import port_open
 
 pytestmark = pytest.mark.heavy  # a Ray head of its own
 
@@ -86,13 +87,6 @@ def standin(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[JudgeSer
         ray.shutdown()
 
 
-def _port_open(url: str) -> bool:
-    port = int(url.rsplit(":", 1)[1].split("/", 1)[0])
-    with socket.socket() as probe:
-        probe.settimeout(2)
-        return probe.connect_ex(("127.0.0.1", port)) == 0
-
-
 def _argvs(log: Path) -> list[list[str]]:
     return [json.loads(p.read_text()) for p in sorted(log.glob("argv-*.json"), key=os.path.getmtime)]
 
@@ -109,7 +103,7 @@ def test_a_killed_server_is_restarted_on_the_same_url_and_a_stop_leaves_nothing_
         assert first[first.index("--max-model-len") + 1] == "4096"
         assert first[first.index("--served-model-name") + 1] == "standin"
 
-        subprocess.run(["pkill", "-9", "-f", "--", f"--port {url.rsplit(':', 1)[1].split('/')[0]}"], check=True)
+        subprocess.run(["pkill", "-9", "-f", "--", f"--port {urlsplit(url).port}"], check=True)
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
             [health] = pool_health("standin-judges")
@@ -120,4 +114,4 @@ def test_a_killed_server_is_restarted_on_the_same_url_and_a_stop_leaves_nothing_
         assert len(_argvs(log)) == 2 and _argvs(log)[1] == first, "the restart runs the same command"
     finally:
         stop_pool("standin-judges")
-    assert not _port_open(url), "the server still listens after the pool was stopped"
+    assert not port_open(url), "the server still listens after the pool was stopped"

@@ -23,7 +23,6 @@ from __future__ import annotations
 import asyncio
 import base64
 import os
-import socket
 import subprocess
 import time
 from collections.abc import Iterator
@@ -59,7 +58,7 @@ from evaluator.llm.client import Endpoint, ModelAccess
 from evaluator.models import AgentConfig, JudgeConfig, PairwiseVerdict, ReasonCode, UxReport, Verdict
 from evaluator.run import FALLBACK_JUDGE, judge_or_fall_back
 from evaluator.stages import StagePaths
-from tests.support import app_artifact, app_query, full_suite, with_browser
+from tests.support import app_artifact, app_query, full_suite, port_open, with_browser
 
 pytestmark = [pytest.mark.slow, pytest.mark.browser, pytest.mark.heavy]
 
@@ -181,15 +180,7 @@ def pool(tiny_vlm: tuple[str, Path], ray_local: None) -> Iterator[_Pool]:
         yield _Pool(spec, urls)
     finally:
         stop_pool("ci-judges")
-    assert not _port_open(urls[0]), "the vLLM server still listens after the pool was stopped"
-
-
-def _port_open(url: str) -> bool:
-    host_port = url.split("//", 1)[1].split("/", 1)[0]
-    host, port = host_port.rsplit(":", 1)
-    with socket.socket() as probe:
-        probe.settimeout(2)
-        return probe.connect_ex(("127.0.0.1", int(port))) == 0
+    assert not port_open(urls[0]), "the vLLM server still listens after the pool was stopped"
 
 
 def test_a_judge_pool_starts_one_healthy_vllm_server(pool: _Pool) -> None:
