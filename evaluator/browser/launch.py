@@ -26,6 +26,10 @@ LAUNCH_ARGS = (
     "--autoplay-policy=no-user-gesture-required",
     "--force-color-profile=srgb",
     "--font-render-hinting=none",
+    # A key's scroll lands at once instead of animating for 0.2 s or more (longer under load): the explorer
+    # undoes the browser's scroll before it measures a key's effect, and an animation still running then
+    # moved the page after it was put back (a page the app left untouched measured as changed).
+    "--disable-smooth-scrolling",
     # navigator.webdriver false: a page must not learn from it that it is evaluated (and behave differently).
     "--disable-blink-features=AutomationControlled",
     # Request interception (confine_to_origin) sees only HTTP: WebSockets, preconnects and WebRTC

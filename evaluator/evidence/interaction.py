@@ -69,6 +69,9 @@ _SETTLE_TIMEOUT_S = 1.5  # the longest an action's effect is waited for beyond i
 # The fixed pacing looked at the page no sooner than its pause plus three 50 ms layout polls: a timer or an
 # animation due within that is still waited for, so what it saw is seen.
 _FIXED_POLLS_S = 0.15
+_SCROLL_REST_POLL_S = 0.05  # a scroll position read twice this far apart and equal has come to rest
+_SCROLL_REST_TIMEOUT_S = 1.0
+_UNSCROLL_TRIES = 3
 # A page that changes by itself (a game loop, a clock) must change clearly more after a key press than in
 # the same interval without one for the press to count: twice the idle change, plus a margin.
 _IDLE_FACTOR = 2.0
@@ -721,11 +724,14 @@ class Interaction:
         app's response. Measured in the same scroll position, a key is judged by what the app did; a game that
         answers the key (and cancels the scroll) is unaffected.
         """
-        if await _scroll_position(self._page) == scroll:
+        if await _resting_scroll_position(self._page) == scroll:
             return False
-        await evaluate(self._page, "([x, y]) => window.scrollTo({left: x, top: y, behavior: 'instant'})",
-                       list(scroll))
-        await wait_for_render(self._page, timeout_s=_SETTLE_TIMEOUT_S)
+        for _ in range(_UNSCROLL_TRIES):
+            await evaluate(self._page, "([x, y]) => window.scrollTo({left: x, top: y, behavior: 'instant'})",
+                           list(scroll))
+            await wait_for_render(self._page, timeout_s=_SETTLE_TIMEOUT_S)
+            if await _resting_scroll_position(self._page) == scroll:
+                break
         return True
 
     async def _idle_control(self, pending: _Pending, *, clip: Any = None) -> None:
@@ -834,6 +840,19 @@ class Interaction:
                    f"{self._exercised_count()} of {len(self._salient)} salient controls exercised.")
         return AgentSummary(actions_performed=actions, observations=observations or ["no problem observed"],
                             overall_observation=overall)
+
+
+async def _resting_scroll_position(page: Page) -> tuple[float, float]:
+    """The page's scroll position once it stops moving (a scroll still under way is read where it ends)."""
+    position = await _scroll_position(page)
+    deadline = time.monotonic() + _SCROLL_REST_TIMEOUT_S
+    while time.monotonic() < deadline:
+        await asyncio.sleep(_SCROLL_REST_POLL_S)
+        now = await _scroll_position(page)
+        if now == position:
+            break
+        position = now
+    return position
 
 
 async def _scroll_position(page: Page) -> tuple[float, float]:

