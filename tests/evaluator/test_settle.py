@@ -132,3 +132,27 @@ def test_a_page_that_breaks_the_signals_costs_it_the_window_not_the_run(tmp_path
     result = with_browser(scenario)
     assert result["stable"]
     assert WINDOW_S - 0.1 <= result["seconds"] < WINDOW_S + 1.0
+
+
+def test_a_keys_scroll_lands_at_once_so_the_page_stays_where_it_is_put_back() -> None:
+    """Space on a long page scrolls it. The explorer puts the page back where it was before it measures the key's
+    effect; with the browser's smooth scrolling, a scroll still animating then (a loaded machine stretches the
+    animation past the settle) carried on after the page was put back, and a key the app ignored measured as a
+    change. Put back 30 ms after the key, the page must stay put."""
+
+    async def scenario(browser: Browser) -> list[tuple[int, int]]:
+        page = await browser.new_page(viewport={"width": 1280, "height": 800})
+        await page.set_content("<p>Use the arrow keys.</p><div style='height: 5000px'></div>")
+        positions = []
+        for _ in range(3):
+            await page.keyboard.press("Space")
+            await asyncio.sleep(0.03)
+            scrolled = await page.evaluate("scrollY")
+            await page.evaluate("window.scrollTo({top: 0, behavior: 'instant'})")
+            await asyncio.sleep(0.5)
+            positions.append((scrolled, await page.evaluate("scrollY")))
+        return positions
+
+    positions = with_browser(scenario)
+    assert all(scrolled > 0 for scrolled, _ in positions), positions
+    assert all(after == 0 for _, after in positions), positions
