@@ -1,13 +1,15 @@
 """The heuristic judge: functional and aesthetic scores from measured evidence only.
 
-Its deduction table is the package data file ``rubrics/heuristic-v6.yaml``: v5's, except that a small first
-screen whose core a stateful probe saw working is not near-empty; v5 has severity by role (the app's core
-interaction never working is critical, whatever else responds), and v4's table, which charges keys only on
-keyboard apps and has no "share of dead controls" rule; v3 has v2's deductions, and in place of v2's bonuses the
-design qualities measured by ``evaluator.evidence.design`` (``v3``, ``v2``, and ``v1`` without the rows for
-Enter submission and key presses, stay for rejudging old verdicts). Every deduction
-becomes a failure attribution citing the evidence (file, step, video time), and every quality a criterion
-citing its measured value. Every verdict is labelled heuristic, so no one mistakes it for a model's judgement.
+Its deduction table is the package data file ``rubrics/heuristic-v7.yaml``: v6's, except that a drag that moved
+nothing on a page where another drag moved its item is minor, and a drag app with nothing to drag is its core
+flow dead. v6 says a small first screen whose core a stateful probe saw working is not near-empty; v5 has
+severity by role (the app's core interaction never working is critical, whatever else responds), and v4's
+table, which charges keys only on keyboard apps and has no "share of dead controls" rule; v3 has v2's
+deductions, and in place of v2's bonuses the design qualities measured by ``evaluator.evidence.design``
+(``v3``, ``v2``, and ``v1`` without the rows for Enter submission and key presses, stay for rejudging old
+verdicts). Every deduction becomes a failure attribution citing the evidence (file, step, video time), and
+every quality a criterion citing its measured value. Every verdict is labelled heuristic, so no one mistakes
+it for a model's judgement.
 """
 
 from __future__ import annotations
@@ -76,7 +78,7 @@ def _rubric_text(version: str) -> str:
         raise RegistryError(f"no heuristic rubric {version!r}; rubrics live in evaluator/rubrics/") from None
 
 
-DEFAULT_RUBRIC = "heuristic-v6"
+DEFAULT_RUBRIC = "heuristic-v7"
 """The rubric a judge built without one uses."""
 
 
@@ -135,7 +137,7 @@ class HeuristicOptions(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
     rubric: str = DEFAULT_RUBRIC
-    """The deduction table, a file under ``evaluator/rubrics/`` (``heuristic-v1`` .. ``heuristic-v6``)."""
+    """The deduction table, a file under ``evaluator/rubrics/`` (``heuristic-v1`` .. ``heuristic-v7``)."""
 
 
 judges.register("heuristic", options=HeuristicOptions)(HeuristicJudge)
@@ -165,9 +167,10 @@ def _score(bundle: EvidenceBundle, rubric: YamlDocument, verdict_key: str, versi
                     "characters of text rendered", [shot])
     _errors(func, console, result)
     _controls(func, query, trace, result)
-    _core_flow(func, rubric, query, trace, facts)
+    explored = bundle.manifest.agent.policy == "explorer"
+    _core_flow(func, rubric, query, trace, facts, explored=explored)
     _submissions(func, trace)
-    probed = bundle.manifest.agent.policy == "explorer" and not _canvas_page(rubric, facts)
+    probed = explored and not _canvas_page(rubric, facts)
     _keys(func, query, trace, probed=probed)
     _language(func, query, facts)
 
@@ -296,6 +299,9 @@ def _controls(func: _Ledger, query: Query, trace: list[StepRecord], result: Inte
     for step in trace:
         if step.target is not None and step.action.kind in _JUDGED_KINDS:
             by_control[step.target.shape or step.target.selector].append(step)
+    # v7: a drag that moved nothing, where another drag moved its item, dropped where the app takes nothing
+    beside_a_move = bool((func.table.get("dead_control") or {}).get("drags_beside_a_move")) and any(
+        s.action.kind is ActionKind.DRAG and s.result.expectation_met is True for s in trace)
     ineffective = 0
     for steps in by_control.values():
         # A probe whose expected effect did not happen (the deleted item still there) did nothing that counts,
@@ -313,7 +319,9 @@ def _controls(func: _Ledger, query: Query, trace: list[StepRecord], result: Inte
             distinct_states = len({s.observation_state for s in steps})
             # A failed probe is a control whose expected effect was checked and did not happen: dead at once.
             probe_failed = any(s.result.expectation_met is False for s in steps)
-            category = "dead_control" if distinct_states >= 2 or probe_failed else "unresponsive_control"
+            drop_place = beside_a_move and last.action.kind is ActionKind.DRAG
+            dead = (distinct_states >= 2 or probe_failed) and not drop_place
+            category = "dead_control" if dead else "unresponsive_control"
             detail = last.result.detail
             said = f": {detail}" if probe_failed and detail else " changed nothing"
             func.deduct(category, f"{_what(last)}{said} ({len(steps)} tries)", refs)
@@ -328,12 +336,13 @@ def _controls(func: _Ledger, query: Query, trace: list[StepRecord], result: Inte
 
 
 def _core_flow(func: _Ledger, rubric: YamlDocument, query: Query, trace: list[StepRecord],
-               facts: PageFacts) -> None:
+               facts: PageFacts, *, explored: bool) -> None:
     """The app's core interaction never worked (v5's ``core`` section; absent from older rubrics).
 
     Its core is read from the evidence: the page's main surface (a control covering a large share of the first
     screen: a canvas, a board), and dragging when the brief asks for it. Either is charged only when every use
-    of it failed: a single miss among successes is the explorer's aim, not the app.
+    of it failed: a single miss among successes is the explorer's aim, not the app. From v7, a drag app on which
+    the explorer (``explored``: it drags whatever a page lets it) acted and found nothing to drag is charged too.
     """
     spec = rubric["functional"].get("core")
     if spec is None:
@@ -356,10 +365,22 @@ def _core_flow(func: _Ledger, rubric: YamlDocument, query: Query, trace: list[St
             return
     drags = [(s, s.target) for s in trace if s.action.kind is ActionKind.DRAG and s.target is not None
              and s.target.selector not in uses]
-    if (_DRAG_IN_BRIEF.search(query.brief) and len(drags) >= spec["min_uses"]
-            and not any(_dragged(s.result, target) for s, target in drags)):
+    if not _DRAG_IN_BRIEF.search(query.brief):
+        return
+    if len(drags) >= spec["min_uses"] and not any(_dragged(s.result, target) for s, target in drags):
         func.deduct("core_flow_dead", f"the brief asks for dragging, and none of {len(drags)} drags moved its item",
                     _refs([s for s, _ in drags[:3]]))
+    elif ((func.table.get("core_flow_dead") or {}).get("unheard") and explored and trace
+          and not any(_drag_like(s) for s in trace)):
+        func.deduct("core_flow_dead", "the brief asks for dragging, and the page offered nothing to drag (no item "
+                    "to move, no surface taking the pointer)", [EvidenceRef(file=BundleFile.TRACE)] + _refs(trace[:3]))
+
+
+def _drag_like(step: StepRecord) -> bool:
+    """A drag, or a use of a slider (the explorer sets a native range input with a click on its track)."""
+    target = step.target
+    return step.action.kind is ActionKind.DRAG or (
+        target is not None and (target.type == "range" or target.role == "slider"))
 
 
 def _dragged(result: ActionResult, target: ElementInfo) -> bool:

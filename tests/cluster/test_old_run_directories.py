@@ -35,13 +35,14 @@ RECORDED_COLLECTOR = "collector-7"
 # Today's keys for the directory's recorded plan. They change only on purpose: when evidence collection changes
 # (COLLECTOR_VERSION) or a config field that is part of a key is added. Such a change updates this list in the same
 # commit and says why; a list that changed by accident means every resumed sweep would redo all its runs.
-PLANNED_TODAY = ["run-31177d6d3e6160d726a849ae", "run-dea56818b39fba9ed82a2d1c", "run-1b369a6b9041b3c5258258b7",
-                 "run-6edf2a7b1a487a51a2707dc3", "run-6044ea8640c0677aa2b51d12", "run-f8b0b0a21bcdd54bc3498a24",
-                 "run-3493000c701003066faf9123", "run-6b739f121f0bf469221341f7"]
+PLANNED_TODAY = ["run-f2ef6831c089051391fa5306", "run-4452774cf24c2759f87724dc", "run-1a80a332a7caabe0957eed48",
+                 "run-7b643e7ec5530892056b390a", "run-3b71742d0932645416b21b92", "run-61dd0291861dd8df0ee0c007",
+                 "run-4a741f6a10797cbd07050824", "run-16b953935dfa4ab45d9d2efd"]
 # (collector-12: a click is judged by the form values outside its control too, so a native slider's own value is not
 # the app's response; a slider thumb's drag goes along its track and is checked by where the thumb ends up. The
 # default judge's rubric text is keyed too: heuristic-v6 re-keyed them in the same session. A replayed run is keyed
 # by its answer's digest since then as well, so an edited answer is run again; that re-keyed every replay run once.)
+# (heuristic-v7, the default judge's new rubric, re-keyed them again.)
 
 
 def _replanned() -> tuple[list[str], list[str]]:

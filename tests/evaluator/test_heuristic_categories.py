@@ -353,6 +353,38 @@ def test_a_drag_app_where_no_drag_moved_its_item_is_the_core_flow_dead(tmp_path:
     assert "core_flow_dead" not in dict(_taken(_judge(tmp_path / "no-drag-brief", files)))
 
 
+def test_a_drag_that_moved_nothing_beside_one_that_moved_is_the_drop_places_doing(
+        tmp_path: Path, files: Files) -> None:
+    """v7: on a page where a drag moved its item, an item dragged twice (two states) that did not move was dropped
+    where the app takes nothing (a list that only gives): minor, not a dead control. With no drag that moved,
+    and under v6, it is dead."""
+    files[QUERY]["brief"] = "Sortable lists: drag items within and between the lists."
+    stuck = [_drag(4, False), _drag(5, False)]
+    for step in stuck:
+        step["target"]["selector"] = "#locked li"
+    files[TRACE] += stuck + [_drag(6, True)]
+    assert _taken(_judge(tmp_path / "v7", files)) == [("unresponsive_control", 0.5)]
+    assert _taken(_judge(tmp_path / "v6", files, rubric="heuristic-v6")) == [("dead_control", 1.0)]
+    files[TRACE][-1] = _drag(6, None, dom=True)  # markup changed, but no item was seen to move
+    assert ("dead_control", 1.0) in _taken(_judge(tmp_path / "unproven", files))
+
+
+def test_a_drag_app_with_nothing_to_drag_is_the_core_flow_dead(tmp_path: Path, files: Files) -> None:
+    """v7: the brief asks for dragging, the explorer acted on the page and found nothing to drag (a drawing pad
+    whose canvas takes no pointer, its scripts gone): critical. A slider set with a click counts as dragging;
+    another policy's trace (a model may choose not to drag) and v6 are not charged."""
+    files[QUERY]["brief"] = "A drawing pad: press and drag the mouse to draw lines."
+    verdict = _judge(tmp_path / "v7", files)
+    assert _taken(verdict) == [("core_flow_dead", 3.0)]
+    assert "offered nothing to drag" in verdict.attributions[0].description
+    assert _taken(_judge(tmp_path / "v6", files, rubric="heuristic-v6")) == []
+    assert _taken(_judge(tmp_path / "llm", files, policy="llm")) == []
+    slider = _step(4, "#size")
+    slider["target"].update(tag="input", type="range")
+    files[TRACE].append(slider)
+    assert _taken(_judge(tmp_path / "slider", files)) == []
+
+
 def test_input_rejected(tmp_path: Path, files: Files) -> None:
     files[TRACE].append(_step(4, "#name", "input_rejected", kind="type"))
     verdict = _judge(tmp_path, files)

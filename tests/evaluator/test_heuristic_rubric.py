@@ -26,10 +26,10 @@ def test_every_category_has_a_severity_a_deduction_and_a_cap() -> None:
 
 
 def test_judge_version_carries_a_hash_of_the_rubric_text_so_edits_rekey_verdicts() -> None:
-    text = resources.files("evaluator").joinpath("rubrics/heuristic-v6.yaml").read_bytes()
-    assert DEFAULT_RUBRIC == "heuristic-v6"
-    assert HeuristicJudge().version == f"heuristic-v6@{hashlib.sha256(text).hexdigest()[:12]}"
-    assert load_rubric()["version"] == "heuristic-v6"
+    text = resources.files("evaluator").joinpath("rubrics/heuristic-v7.yaml").read_bytes()
+    assert DEFAULT_RUBRIC == "heuristic-v7"
+    assert HeuristicJudge().version == f"heuristic-v7@{hashlib.sha256(text).hexdigest()[:12]}"
+    assert load_rubric()["version"] == "heuristic-v7"
 
 
 @pytest.mark.parametrize("version", ["heuristic-v1", "heuristic-v2"])
@@ -86,3 +86,19 @@ def test_v6_adds_only_the_small_but_working_render_rule() -> None:
     assert v6["functional"]["core"] == v5["functional"]["core"]
     render = dict(v6["functional"]["render"])
     assert render.pop("small_but_working") is True and render == v5["functional"]["render"]
+
+
+def test_v7_changes_only_the_two_drag_rules() -> None:
+    v7, v6 = load_rubric("heuristic-v7"), load_rubric("heuristic-v6")
+    assert v7["aesthetic"] == v6["aesthetic"]
+    assert {k: v for k, v in v7["functional"].items() if k != "categories"} == {
+        k: v for k, v in v6["functional"].items() if k != "categories"}
+    new, old = v7["functional"]["categories"], v6["functional"]["categories"]
+    assert set(new) == set(old)
+    assert new["dead_control"]["drags_beside_a_move"] is True and "drags_beside_a_move" not in old["dead_control"]
+    assert new["core_flow_dead"]["unheard"] is True and "unheard" not in old["core_flow_dead"]
+    changed = ("dead_control", "core_flow_dead")
+    assert {k: v for k, v in new.items() if k not in changed} == {k: v for k, v in old.items() if k not in changed}
+    for name in changed:
+        assert {k: v for k, v in new[name].items() if k not in ("drags_beside_a_move", "unheard", "meaning")} == {
+            k: v for k, v in old[name].items() if k != "meaning"}
