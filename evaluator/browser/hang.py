@@ -22,22 +22,33 @@ T = TypeVar("T")
 
 PROBE_TIMEOUT_S = 5.0
 """Per check: generous for a loaded 2-core machine (a blank page answers in ~0.2 s there), short beside a run."""
+_CONTROL_SHARE = 3.0
+"""The control page's bound, in page checks: starting a renderer beside two pages that spin on a sandbox's one CPU,
+on a loaded 2-core machine, took more than 5 s (a CI rehearsal)."""
 
 
 async def probe_hang(browser: Browser, *, origin: str | None, timeout_s: float = PROBE_TIMEOUT_S) -> HangProbe:
     """Probe ``browser`` and the run's pages (those at ``origin``; every non-blank page when it is unknown).
 
     The pages are probed first and all at once, then the browser: a page's own wait is not spent on the
-    control's. Never raises for what it finds; each check is bounded by ``timeout_s``.
+    control's. Never raises for what it finds; each check is bounded by ``timeout_s``, the control's by
+    ``_CONTROL_SHARE`` times it.
     """
     pages = [page for context in browser.contexts for page in context.pages if _is_run_page(page, origin)]
     answers = await asyncio.gather(*(_answers(page, timeout_s) for page in pages))
-    busy = [page.url for page, ok in zip(pages, answers, strict=True) if not ok]
-    answering = [page.url for page, ok in zip(pages, answers, strict=True) if ok]
+    silent = [page for page, ok in zip(pages, answers, strict=True) if not ok]
     notes: list[str] = []
     browser_ok = await _bounded(_browser_version(browser), timeout_s, notes, "the browser (Browser.getVersion)")
-    control_ok = browser_ok and await _bounded(_blank_page_runs(browser), timeout_s, notes,
+    # A new page needs a new renderer process: on a CPU the run's pages hold, it may take longer to start than a
+    # page takes to answer. The control is given longer, and a page that did not answer is asked again once the
+    # control has answered: a page only slowed down by a starved machine answers then too; a hung one does not.
+    control_ok = browser_ok and await _bounded(_blank_page_runs(browser), timeout_s * _CONTROL_SHARE, notes,
                                                "a script in a new blank page")
+    if control_ok and silent:
+        again = await asyncio.gather(*(_answers(page, timeout_s) for page in silent))
+        silent = [page for page, ok in zip(silent, again, strict=True) if not ok]
+    busy = [page.url for page in silent]
+    answering = [page.url for page in pages if page not in silent]
     if not pages:
         notes.append("the run had no page open at the app's origin")
     elif not busy:
