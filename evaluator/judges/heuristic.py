@@ -377,10 +377,11 @@ def _core_flow(func: _Ledger, rubric: YamlDocument, query: Query, trace: list[St
 
 
 def _drag_like(step: StepRecord) -> bool:
-    """A drag, or a use of a slider (the explorer sets a native range input with a click on its track)."""
+    """A drag, or a use of a slider: a native range input (the explorer sets it with a click on its track) or what
+    the observation calls one (``intent``: a ``role=slider``, or a thumb on a track)."""
     target = step.target
     return step.action.kind is ActionKind.DRAG or (
-        target is not None and (target.type == "range" or target.role == "slider"))
+        target is not None and (target.type == "range" or target.intent == "slider"))
 
 
 def _dragged(result: ActionResult, target: ElementInfo) -> bool:
