@@ -9,7 +9,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-COLLECTOR_VERSION = "collector-13"
+COLLECTOR_VERSION = "collector-14"
 """Bump when evidence collection changes in a way that should invalidate stored evidence."""
 
 _KEY_CHARS = 24

@@ -74,7 +74,8 @@ class ElementInfo(_Wire):
     """What the control is for, when the explorer treats it specially: ``delete`` (its name says it removes
     something: a probe checks that its item goes), ``choice`` (one of a group of options of which one is
     current, a filter or a tab: the current one rightly does nothing) (trace format 3), ``slider`` (a slider
-    widget's thumb, dragged along its track) (trace format 4)."""
+    widget's thumb, dragged along its track) (trace format 4), ``surface`` (a large element that follows the
+    pointer, a heatmap: swept across with no button held) (collector-14)."""
     item: str = ""
     """CSS path of the list item or row the control belongs to (for a delete control without one: the nearest
     ancestor that holds more than the control), empty when none (trace format 3)."""
@@ -207,7 +208,8 @@ class Action(_Wire):
     text: str | None = None
     """Text to type, key to press or option to select."""
     amount: float | None = None
-    """Scroll distance (px), wait time (s), or relative position on a slider (0-1)."""
+    """Scroll distance (px), wait time (s), relative position on a slider (0-1), or with ``hover``, the length
+    (px) of a sweep across the element with no button held (without it, the pointer only rests on it)."""
     reason: str = ""
     """Why, in a few words (recorded in the trace)."""
     summary: AgentSummary | None = None

@@ -61,6 +61,8 @@ _EDITED_TEXT = "Edited item 3"
 # A canvas is pressed (a click) and dragged across (a stroke): drawing apps and board games answer one of them.
 # The stroke stays inside the canvas: at most 0.4 of its width from a point near its centre.
 _CANVAS_DRAG_PX = 120.0
+# A surface that follows the pointer (a heatmap) is swept across, as a hand moves the mouse over it.
+_SURFACE_SWEEP_PX = 200.0
 _SLIDER_DRAG_PX = 80.0
 # What a field asks for by its words: numbers in a size a person would use (a loan, not 42 dollars; a rate of
 # 5 %), and the values of fields whose type says nothing (a colour, an expression, a date in a text field).
@@ -170,7 +172,8 @@ def explorer(*, config: AgentConfig, models: ModelAccess | None = None, query: Q
       opens gets new text, committed with Enter; a control repeated on every item (same place in its item,
       same label once the item's own words are left out) is tried on one item only once it worked there, and
       on two at most when it did not;
-    - a canvas that listens for presses is clicked and dragged across;
+    - a canvas that listens for presses is clicked and dragged across; a large surface that follows the
+      pointer (a heatmap) is swept across with no button held;
     - a page with nothing to act on is watched for a few seconds (a clock or a slideshow works by itself);
     - finishes when nothing untried is left (the loop's coverage gate and budget still apply).
     """
@@ -390,7 +393,7 @@ def _ordered(observation: Observation) -> list[ElementInfo]:
 
     def place(e: ElementInfo) -> tuple[int, float]:
         group = 0 if e.created else 1 if e.in_viewport else 2
-        if e.tag == "canvas":
+        if e.tag == "canvas" or e.intent == "surface":
             return group, -1.0  # the page's main surface (a drawing, a board): before its toolbars use the budget
         if e.intent != "delete" or not e.item:
             return group, e.index
@@ -400,7 +403,7 @@ def _ordered(observation: Observation) -> list[ElementInfo]:
 
 
 def _actions_for(element: ElementInfo, origin: str) -> list[Action]:
-    """How a person uses the element: typed into, chosen from, clicked, double-clicked, or drawn on."""
+    """How a person uses the element: typed into, chosen from, clicked, double-clicked, drawn on, or swept over."""
     if not is_actionable(element, origin):
         return []
     tag, kind = element.tag, element.type
@@ -419,6 +422,9 @@ def _actions_for(element: ElementInfo, origin: str) -> list[Action]:
         why = "reorder the item in its list" if element.drop_within else "drag the item to the next list"
         drag = Action(kind=ActionKind.DRAG, element=element.index, reason=why)
         return [drag, Action(kind=ActionKind.CLICK, element=element.index)] if element.clickable else [drag]
+    if element.intent == "surface":
+        return [Action(kind=ActionKind.HOVER, element=element.index, amount=_SURFACE_SWEEP_PX,
+                       reason="move the pointer across the surface, no button held")]
     if tag == "canvas":
         return [Action(kind=ActionKind.CLICK, element=element.index),
                 Action(kind=ActionKind.DRAG, element=element.index, amount=min(_CANVAS_DRAG_PX, element.width * 0.4))]

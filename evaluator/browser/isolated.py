@@ -33,6 +33,7 @@ _TARGETS = "evalgrid-targets"
 _CLICK = frozenset({"click", "mousedown", "mouseup", "pointerdown", "pointerup", "touchstart"})
 _PRESS = frozenset({"mousedown", "pointerdown"})
 _DRAG = frozenset({"dragstart", "dragover", "dragenter", "drop"})
+_MOVE = frozenset({"mousemove", "pointermove"})
 _KEYS = frozenset({"keydown", "keyup", "keypress"})
 _MAX_MARKED = 600
 """Elements with listeners handed to a script, in document order: each costs one CDP round trip the first time it
@@ -77,7 +78,8 @@ class PageWorld:
 
         With ``marks``, one more argument follows ``args``: ``{keys, kinds}``, where ``keys`` says whether the
         window, the document or the body listens for keys and ``kinds.get(element)`` is a string naming what the
-        element listens for (``click``, ``press``, ``dblclick``, ``keys``; ``""`` or undefined: nothing).
+        element listens for (``click``, ``press``, ``dblclick``, ``drag``, ``move``, ``keys``; ``""`` or undefined:
+        nothing).
         """
         try:
             return await self._unless_crashed(self._call(function, args, marks))
@@ -181,6 +183,8 @@ def _kind(listener: dict[str, Any]) -> set[str]:
         kinds.add("dblclick")
     if event in _DRAG:
         kinds.add("drag")
+    if event in _MOVE:
+        kinds.add("move")
     if event in _KEYS and not listener.get("useCapture"):
         kinds.add("keys")
     return kinds

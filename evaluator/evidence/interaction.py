@@ -599,9 +599,10 @@ class Interaction:
             return
         await self._note_before_input(action, target, pending)
         x, y = point
-        if target.tag == "canvas":
-            far = x + (action.amount or 0.0) if action.kind is ActionKind.DRAG else x
-            pending.reach = (x, y, far, y)
+        sweep = action.amount if action.kind is ActionKind.HOVER and action.amount else None
+        if target.tag == "canvas" or sweep is not None:
+            far = x + (action.amount or 0.0) if action.kind is ActionKind.DRAG or sweep is not None else x
+            pending.reach = (x, y, far, y + (sweep or 0.0) / 2)
         if action.kind is ActionKind.CLICK:
             await self._input.click()
         elif action.kind is ActionKind.DBLCLICK:
@@ -613,6 +614,11 @@ class Interaction:
             await locator.select_option(action.text or "", timeout=_ACTION_TIMEOUT_MS)
         elif action.kind is ActionKind.DRAG:
             await self._drag(action, pending, x, y)
+        elif sweep is not None:
+            # across and back at a slant, as a hand moves the mouse over a surface (no button held)
+            self._input.last_input_wall = time.time()
+            await self._input.move_to(x + sweep, y)
+            await self._input.move_to(x + sweep / 2, y + sweep / 2)
 
     async def _point_at(self, action: Action, target: ElementInfo) -> tuple[float, float] | None:
         """Move the pointer onto the element (on a range slider, to where ``amount`` says); where it went, or None
@@ -644,7 +650,7 @@ class Interaction:
                                  " if (a && a !== e && a !== document.body) a.blur(); }", target.selector)
         await settle_transitions(page)
         await self._note_state(pending)
-        if target.tag == "canvas":
+        if target.tag == "canvas" or (action.kind is ActionKind.HOVER and action.amount):
             await self._idle_control(pending, clip=await _box(page, target.selector))
         if action.kind is ActionKind.CLICK and target.intent == "delete" and target.item:
             pending.item_text = await evaluate(page, _ITEM_TEXT_JS, [target.item, target.selector]) or None

@@ -1,11 +1,12 @@
 """The heuristic judge: functional and aesthetic scores from measured evidence only.
 
-Its deduction table is the package data file ``rubrics/heuristic-v7.yaml``: v6's, except that a drag that moved
-nothing on a page where another drag moved its item is minor, and a drag app with nothing to drag is its core
-flow dead. v6 says a small first screen whose core a stateful probe saw working is not near-empty; v5 has
-severity by role (the app's core interaction never working is critical, whatever else responds), and v4's
-table, which charges keys only on keyboard apps and has no "share of dead controls" rule; v3 has v2's
-deductions, and in place of v2's bonuses the design qualities measured by ``evaluator.evidence.design``
+Its deduction table is the package data file ``rubrics/heuristic-v8.yaml``: v7's, except that an app whose brief
+asks for moving the pointer, and whose surface followed none of the explorer's sweeps, has its core flow dead.
+v7 says a drag that moved nothing on a page where another drag moved its item is minor, and a drag app with
+nothing to drag is its core flow dead. v6 says a small first screen whose core a stateful probe saw working is
+not near-empty; v5 has severity by role (the app's core interaction never working is critical, whatever else
+responds), and v4's table, which charges keys only on keyboard apps and has no "share of dead controls" rule;
+v3 has v2's deductions, and in place of v2's bonuses the design qualities measured by ``evaluator.evidence.design``
 (``v3``, ``v2``, and ``v1`` without the rows for Enter submission and key presses, stay for rejudging old
 verdicts). Every deduction becomes a failure attribution citing the evidence (file, step, video time), and
 every quality a criterion citing its measured value. Every verdict is labelled heuristic, so no one mistakes
@@ -66,6 +67,10 @@ _CORE_INEFFECTIVE_SHARE = 0.5
 # A brief that asks for dragging: boards, sortable lists, sliders' thumbs, drawing ("drop" alone is left out: a
 # dropdown is no drag, and a drag-and-drop brief says "drag").
 _DRAG_IN_BRIEF = re.compile(r"\b(drag\w*|sortable|reorder\w*|re-order\w*|rearrang\w*)\b", re.I)
+# A brief whose core flow is moving the pointer itself (a heatmap, a trail that follows the mouse), not pressing.
+_POINTER_IN_BRIEF = re.compile(r"\b(mov(e|es|ing)|sweep\w*|wav(e|es|ing)|run(s|ning)?) (the |your |a )?"
+                               r"(mouse|pointer|cursor)\b|\bmouse ?move(s|ment)?\b|\bfollow(s|ing)? the "
+                               r"(mouse|pointer|cursor)\b", re.I)
 _KEYS_BY_TEXT = "text"
 """The explorer's reason for pressing keys when the page's text asks for them (``Observation.keyboard``)."""
 
@@ -78,7 +83,7 @@ def _rubric_text(version: str) -> str:
         raise RegistryError(f"no heuristic rubric {version!r}; rubrics live in evaluator/rubrics/") from None
 
 
-DEFAULT_RUBRIC = "heuristic-v7"
+DEFAULT_RUBRIC = "heuristic-v8"
 """The rubric a judge built without one uses."""
 
 
@@ -137,7 +142,7 @@ class HeuristicOptions(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
     rubric: str = DEFAULT_RUBRIC
-    """The deduction table, a file under ``evaluator/rubrics/`` (``heuristic-v1`` .. ``heuristic-v7``)."""
+    """The deduction table, a file under ``evaluator/rubrics/`` (``heuristic-v1`` .. ``heuristic-v8``)."""
 
 
 judges.register("heuristic", options=HeuristicOptions)(HeuristicJudge)
@@ -363,6 +368,15 @@ def _core_flow(func: _Ledger, rubric: YamlDocument, query: Query, trace: list[St
                         f"{round(target.width)}x{round(target.height)} px) never responded in {len(steps)} "
                         "uses", _refs(steps))
             return
+    # v8: a brief that asks for moving the pointer, over a surface that listens for it, which followed none of the
+    # explorer's sweeps (the pointer moved with no button held)
+    sweeps = [s for s in trace if s.action.kind is ActionKind.HOVER and s.action.amount and s.target is not None]
+    if ((func.table.get("core_flow_dead") or {}).get("sweeps") and sweeps and _POINTER_IN_BRIEF.search(query.brief)
+            and not any(s.result.status is ResultStatus.CHANGED for s in sweeps)):
+        func.deduct("core_flow_dead", f"the brief asks for moving the pointer, and the surface "
+                    f"({_what(sweeps[-1]).split(' on ', 1)[-1]}) did not follow it in {len(sweeps)} sweeps",
+                    _refs(sweeps))
+        return
     drags = [(s, s.target) for s in trace if s.action.kind is ActionKind.DRAG and s.target is not None
              and s.target.selector not in uses]
     if not _DRAG_IN_BRIEF.search(query.brief):

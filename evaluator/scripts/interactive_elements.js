@@ -53,6 +53,17 @@
     const cursor = getComputedStyle(c).cursor;
     return r.width >= 60 && r.height >= 60 && (listens(c, 'press') || cursor === 'crosshair' || cursor === 'pointer');
   });
+  // A surface that follows the pointer (a heatmap, a trail that follows the mouse): a large element that listens
+  // for pointer movement and holds no control, which a person moves the mouse across with no button held. A
+  // container that listens for keys too delegates every event (a framework's root); a canvas is left to the rule
+  // above (a chart's canvas listens for movement for its tooltips, and is no control).
+  const surfaces = [];
+  for (let i = 0; i < all.length && i < 6000 && surfaces.length < 3; i++) {
+    const el = all[i];
+    if (el.tagName === 'CANVAS' || !listens(el, 'move') || listens(el, 'keys')) continue;
+    const r = el.getBoundingClientRect();
+    if (r.width * r.height >= 0.25 * vw * vh && !el.querySelector(selector) && !el.closest(selector)) surfaces.push(el);
+  }
   // Controls hidden until their row is hovered (a delete button shown by `.row:hover .delete`): found through
   // the style sheets' :hover rules whose hovered part is an ancestor of the control. Revealed by a script's
   // mouseenter, they stay unseen.
@@ -178,7 +189,8 @@
   for (let i = 0; i < all.length && i < 6000 && thumbs.length < 20; i++) {
     if (thumb(all[i]) && !all[i].matches(selector)) thumbs.push(all[i]);
   }
-  const candidates = Array.from(document.querySelectorAll(selector)).concat(pointer, canvases, draggables, thumbs)
+  const candidates = Array.from(document.querySelectorAll(selector))
+    .concat(pointer, canvases, surfaces, draggables, thumbs)
     .sort((a, b) => (a.compareDocumentPosition(b) & Node.DOCUMENT_POSITION_FOLLOWING) ? -1 : 1);
   for (let el of candidates) {
     if (seen.has(el)) continue;
@@ -205,8 +217,8 @@
     if (!hiddenInput && hidden && !row) continue;
     if (row) r = row.getBoundingClientRect();  // where the pointer goes first: the row that reveals it
     if (el.closest('[aria-hidden=true], [inert]')) continue;
-    const intent = el.tagName === 'CANVAS' ? '' : thumb(el) ? 'slider' : deletes(el) ? 'delete' :
-      choice(el) ? 'choice' : '';
+    const intent = el.tagName === 'CANVAS' ? '' : surfaces.includes(el) ? 'surface' : thumb(el) ? 'slider' :
+      deletes(el) ? 'delete' : choice(el) ? 'choice' : '';
     const item = itemOf(el, intent);
     const label = (el.getAttribute('aria-label') || el.innerText || el.value || el.placeholder ||
                    el.getAttribute('title') || el.getAttribute('alt') || '').trim().replace(/\s+/g, ' ').slice(0, 80);

@@ -35,15 +35,17 @@ RECORDED_COLLECTOR = "collector-7"
 # Today's keys for the directory's recorded plan. They change only on purpose: when evidence collection changes
 # (COLLECTOR_VERSION) or a config field that is part of a key is added. Such a change updates this list in the same
 # commit and says why; a list that changed by accident means every resumed sweep would redo all its runs.
-PLANNED_TODAY = ["run-fb808552cfc3a69adf62bac5", "run-e6bc43b1b8477bb3f317c3b5", "run-3828236c52f866e191e814c3",
-                 "run-431f36db10325f7ba7ceec94", "run-80535e0b73e2f808e4b35d7f", "run-27b195bd4fb00bd6c40ce991",
-                 "run-21b35a29f1c0c015d16375cb", "run-ad3c0b92afb6f97896b16b61"]
+PLANNED_TODAY = ["run-cb917955be9eb2852ffd9b93", "run-84e071aa5fdc2a650c99d5a7", "run-c524097cb340ea5bc5273edf",
+                 "run-15d3c0cfeab39f05fe2d9051", "run-7b09777eae7faa1ecd850ce9", "run-164fecc457a8af3ede6b5479",
+                 "run-331bb5bf7f908b09da767fb1", "run-6dd9d60a48c0a64e17d238ab"]
 # (collector-12: a click is judged by the form values outside its control too, so a native slider's own value is not
 # the app's response; a slider thumb's drag goes along its track and is checked by where the thumb ends up. The
 # default judge's rubric text is keyed too: heuristic-v6 re-keyed them in the same session. A replayed run is keyed
 # by its answer's digest since then as well, so an edited answer is run again; that re-keyed every replay run once.)
 # (collector-13: a key's scroll lands at once and is put back once it rests, so a scroll still animating no
 # longer moves a page the app left untouched; heuristic-v7, the default judge's new rubric, re-keyed them too.)
+# (collector-14: a large surface that listens for pointer movement is swept across with no button held;
+# heuristic-v8, the default judge's new rubric, re-keyed them too.)
 
 
 def _replanned() -> tuple[list[str], list[str]]:

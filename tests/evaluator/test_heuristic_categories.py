@@ -385,6 +385,31 @@ def test_a_drag_app_with_nothing_to_drag_is_the_core_flow_dead(tmp_path: Path, f
     assert _taken(_judge(tmp_path / "slider", files)) == []
 
 
+def _sweep(n: int, status: str) -> dict[str, Any]:
+    step = _step(n, "#heatmapContainer", status, kind="hover", state=f"s{n}")
+    step["action"]["amount"] = 200.0
+    step["target"].update(tag="div", intent="surface", width=1280.0, height=800.0)
+    return step
+
+
+def test_a_surface_that_never_followed_the_pointer_of_a_pointer_app_is_the_core_flow_dead(
+        tmp_path: Path, files: Files) -> None:
+    """v8: the brief asks for moving the mouse, and the surface listening for pointer movement followed none of the
+    explorer's sweeps: critical. One sweep that changed the surface clears it; a brief that does not ask for
+    moving the pointer (a page whose large area only listens, a chart's) and v7 are not charged."""
+    files[QUERY]["brief"] = "A live heatmap: moving the mouse over the window leaves a glowing trail."
+    files[TRACE].append(_sweep(4, "no_change"))
+    verdict = _judge(tmp_path / "dead", files)
+    assert _taken(verdict) == [("core_flow_dead", 3.0)]
+    assert "did not follow it in 1 sweeps" in verdict.attributions[0].description
+    assert _taken(_judge(tmp_path / "v7", files, rubric="heuristic-v7")) == []
+    files[QUERY]["brief"] = "A dashboard of sales charts with a summary table."
+    assert _taken(_judge(tmp_path / "no-pointer-brief", files)) == []
+    files[QUERY]["brief"] = "A live heatmap: moving the mouse over the window leaves a glowing trail."
+    files[TRACE].append(_sweep(5, "changed"))
+    assert _taken(_judge(tmp_path / "followed", files)) == []
+
+
 def test_input_rejected(tmp_path: Path, files: Files) -> None:
     files[TRACE].append(_step(4, "#name", "input_rejected", kind="type"))
     verdict = _judge(tmp_path, files)

