@@ -171,8 +171,11 @@ class _Pool:
 def pool(tiny_vlm: tuple[str, Path], ray_local: None) -> Iterator[_Pool]:
     """A judge pool of one real vLLM server, started as `evalgrid judge serve` starts it; stopped for good after."""
     python, model = tiny_vlm
+    # Eager: torch.compile's warm-up of a random model (42 s of the server's 163 s start in a CI rehearsal) shows
+    # nothing of evalgrid's requests, and the suite's longest lane waited for it.
     spec = JudgeServerSpec(model=str(model), served_name="tiny-judge", port=18431, max_model_len=16384,
-                           max_images=SERVER_IMAGES, start_timeout_s=480.0, python=python)
+                           max_images=SERVER_IMAGES, start_timeout_s=480.0, python=python,
+                           extra_args=("--enforce-eager",))
     started = time.monotonic()
     urls = start_pool("ci-judges", spec, replicas=1)
     print(f"vLLM pool ready in {time.monotonic() - started:.1f} s: {urls}")
