@@ -370,7 +370,8 @@ def _core_flow(func: _Ledger, rubric: YamlDocument, query: Query, trace: list[St
             return
     # v8: a brief that asks for moving the pointer, over a surface that listens for it, which followed none of the
     # explorer's sweeps (the pointer moved with no button held)
-    sweeps = [s for s in trace if s.action.kind is ActionKind.HOVER and s.action.amount and s.target is not None]
+    sweeps = [s for s in trace if s.action.kind is ActionKind.HOVER and s.action.amount and s.target is not None
+              and s.target.intent == "surface"]
     if ((func.table.get("core_flow_dead") or {}).get("sweeps") and sweeps and _POINTER_IN_BRIEF.search(query.brief)
             and not any(s.result.status is ResultStatus.CHANGED for s in sweeps)):
         func.deduct("core_flow_dead", f"the brief asks for moving the pointer, and the surface "

@@ -396,13 +396,17 @@ def test_a_surface_that_never_followed_the_pointer_of_a_pointer_app_is_the_core_
         tmp_path: Path, files: Files) -> None:
     """v8: the brief asks for moving the mouse, and the surface listening for pointer movement followed none of the
     explorer's sweeps: critical. One sweep that changed the surface clears it; a brief that does not ask for
-    moving the pointer (a page whose large area only listens, a chart's) and v7 are not charged."""
+    moving the pointer (a page whose large area only listens, a chart's), a hover on what is no surface (a
+    model's agent may hover a button) and v7 are not charged."""
     files[QUERY]["brief"] = "A live heatmap: moving the mouse over the window leaves a glowing trail."
     files[TRACE].append(_sweep(4, "no_change"))
     verdict = _judge(tmp_path / "dead", files)
     assert _taken(verdict) == [("core_flow_dead", 3.0)]
     assert "did not follow it in 1 sweeps" in verdict.attributions[0].description
     assert _taken(_judge(tmp_path / "v7", files, rubric="heuristic-v7")) == []
+    files[TRACE][-1]["target"].update(tag="button", intent="", width=80.0, height=30.0)
+    assert _taken(_judge(tmp_path / "button", files)) == []
+    files[TRACE][-1] = _sweep(4, "no_change")
     files[QUERY]["brief"] = "A dashboard of sales charts with a summary table."
     assert _taken(_judge(tmp_path / "no-pointer-brief", files)) == []
     files[QUERY]["brief"] = "A live heatmap: moving the mouse over the window leaves a glowing trail."
