@@ -599,9 +599,9 @@ class Interaction:
             return
         await self._note_before_input(action, target, pending)
         x, y = point
-        sweep = action.amount if action.kind is ActionKind.HOVER and action.amount else None
+        sweep = _sweep(action)
         if target.tag == "canvas" or sweep is not None:
-            far = x + (action.amount or 0.0) if action.kind is ActionKind.DRAG or sweep is not None else x
+            far = x + (action.amount or 0.0) if action.kind in (ActionKind.DRAG, ActionKind.HOVER) else x
             pending.reach = (x, y, far, y + (sweep or 0.0) / 2)
         if action.kind is ActionKind.CLICK:
             await self._input.click()
@@ -650,7 +650,7 @@ class Interaction:
                                  " if (a && a !== e && a !== document.body) a.blur(); }", target.selector)
         await settle_transitions(page)
         await self._note_state(pending)
-        if target.tag == "canvas" or (action.kind is ActionKind.HOVER and action.amount):
+        if target.tag == "canvas" or _sweep(action) is not None:
             await self._idle_control(pending, clip=await _box(page, target.selector))
         if action.kind is ActionKind.CLICK and target.intent == "delete" and target.item:
             pending.item_text = await evaluate(page, _ITEM_TEXT_JS, [target.item, target.selector]) or None
@@ -846,6 +846,11 @@ class Interaction:
                    f"{self._exercised_count()} of {len(self._salient)} salient controls exercised.")
         return AgentSummary(actions_performed=actions, observations=observations or ["no problem observed"],
                             overall_observation=overall)
+
+
+def _sweep(action: Action) -> float | None:
+    """The length (px) of a hover that sweeps across its element (``amount``), None for one that rests on it."""
+    return action.amount if action.kind is ActionKind.HOVER and action.amount else None
 
 
 async def _resting_scroll_position(page: Page) -> tuple[float, float]:
