@@ -88,30 +88,25 @@ def test_v6_adds_only_the_small_but_working_render_rule() -> None:
     assert render.pop("small_but_working") is True and render == v5["functional"]["render"]
 
 
-def test_v7_changes_only_the_two_drag_rules() -> None:
-    v7, v6 = load_rubric("heuristic-v7"), load_rubric("heuristic-v6")
-    assert v7["aesthetic"] == v6["aesthetic"]
-    assert {k: v for k, v in v7["functional"].items() if k != "categories"} == {
-        k: v for k, v in v6["functional"].items() if k != "categories"}
-    new, old = v7["functional"]["categories"], v6["functional"]["categories"]
+def _changes_only(newer: str, older: str, flags: dict[str, str]) -> None:
+    """``newer``'s table is ``older``'s but for one flag turned on in each named functional category (and those
+    categories' meanings)."""
+    new_table, old_table = load_rubric(newer), load_rubric(older)
+    assert new_table["aesthetic"] == old_table["aesthetic"]
+    assert {k: v for k, v in new_table["functional"].items() if k != "categories"} == {
+        k: v for k, v in old_table["functional"].items() if k != "categories"}
+    new, old = new_table["functional"]["categories"], old_table["functional"]["categories"]
     assert set(new) == set(old)
-    assert new["dead_control"]["drags_beside_a_move"] is True and "drags_beside_a_move" not in old["dead_control"]
-    assert new["core_flow_dead"]["unheard"] is True and "unheard" not in old["core_flow_dead"]
-    changed = ("dead_control", "core_flow_dead")
-    assert {k: v for k, v in new.items() if k not in changed} == {k: v for k, v in old.items() if k not in changed}
-    for name in changed:
-        assert {k: v for k, v in new[name].items() if k not in ("drags_beside_a_move", "unheard", "meaning")} == {
-            k: v for k, v in old[name].items() if k != "meaning"}
+    for name, flag in flags.items():
+        assert new[name][flag] is True and flag not in old[name], name
+        assert {k: v for k, v in new[name].items() if k not in (flag, "meaning")} == {
+            k: v for k, v in old[name].items() if k != "meaning"}, name
+    assert {k: v for k, v in new.items() if k not in flags} == {k: v for k, v in old.items() if k not in flags}
+
+
+def test_v7_changes_only_the_two_drag_rules() -> None:
+    _changes_only("heuristic-v7", "heuristic-v6", {"dead_control": "drags_beside_a_move", "core_flow_dead": "unheard"})
 
 
 def test_v8_changes_only_the_core_flows_pointer_rule() -> None:
-    v8, v7 = load_rubric("heuristic-v8"), load_rubric("heuristic-v7")
-    assert v8["aesthetic"] == v7["aesthetic"]
-    assert {k: v for k, v in v8["functional"].items() if k != "categories"} == {
-        k: v for k, v in v7["functional"].items() if k != "categories"}
-    new, old = v8["functional"]["categories"], v7["functional"]["categories"]
-    assert new["core_flow_dead"]["sweeps"] is True and "sweeps" not in old["core_flow_dead"]
-    assert {k: v for k, v in new.items() if k != "core_flow_dead"} == {
-        k: v for k, v in old.items() if k != "core_flow_dead"}
-    assert {k: v for k, v in new["core_flow_dead"].items() if k not in ("sweeps", "meaning")} == {
-        k: v for k, v in old["core_flow_dead"].items() if k != "meaning"}
+    _changes_only("heuristic-v8", "heuristic-v7", {"core_flow_dead": "sweeps"})
