@@ -61,6 +61,14 @@ _CORE_MIN_CONTROLS = 3
 _JUDGED_KINDS = frozenset({ActionKind.CLICK, ActionKind.DBLCLICK, ActionKind.DRAG, ActionKind.SELECT, ActionKind.TYPE})
 """Actions on a control whose effect is judged per control (presses are judged by _submissions and _keys)."""
 _PHONE_WIDTH = 390
+_CLICKS = frozenset({ActionKind.CLICK, ActionKind.DBLCLICK})
+_NATIVE_CONTROLS = frozenset({"button", "input", "select", "textarea", "summary", "option", "canvas"})
+_WIDGET_ROLES = frozenset({"button", "link", "tab", "checkbox", "radio", "menuitem", "menuitemcheckbox",
+                           "menuitemradio", "option", "switch", "slider", "spinbutton", "combobox", "textbox",
+                           "treeitem", "gridcell", "searchbox"})
+# what the explorer found a widget to be from its shape (a thumb on a track, a pointer surface) or its name (a
+# delete control); a "choice" is found from a group's classes alone, which a decorative group has too
+_WIDGET_INTENTS = frozenset({"slider", "surface", "delete"})
 _DESKTOP = (1280, 800)
 """Static Perception's desktop viewport (facts from before the design facts do not record it)."""
 _CORE_INEFFECTIVE_SHARE = 0.5
@@ -83,7 +91,7 @@ def _rubric_text(version: str) -> str:
         raise RegistryError(f"no heuristic rubric {version!r}; rubrics live in evaluator/rubrics/") from None
 
 
-DEFAULT_RUBRIC = "heuristic-v8"
+DEFAULT_RUBRIC = "heuristic-v9"
 """The rubric a judge built without one uses."""
 
 
@@ -307,6 +315,8 @@ def _controls(func: _Ledger, query: Query, trace: list[StepRecord], result: Inte
     # v7: a drag that moved nothing, where another drag moved its item, dropped where the app takes nothing
     beside_a_move = bool((func.table.get("dead_control") or {}).get("drags_beside_a_move")) and any(
         s.action.kind is ActionKind.DRAG and s.result.expectation_met is True for s in trace)
+    # v9: an element clicked only because a script listens on it promises nothing; its silence is minor
+    controls_only = bool((func.table.get("dead_control") or {}).get("controls_only"))
     ineffective = 0
     for steps in by_control.values():
         # A probe whose expected effect did not happen (the deleted item still there) did nothing that counts,
@@ -325,7 +335,9 @@ def _controls(func: _Ledger, query: Query, trace: list[StepRecord], result: Inte
             # A failed probe is a control whose expected effect was checked and did not happen: dead at once.
             probe_failed = any(s.result.expectation_met is False for s in steps)
             drop_place = beside_a_move and last.action.kind is ActionKind.DRAG
-            dead = (distinct_states >= 2 or probe_failed) and not drop_place
+            listener = (controls_only and last.action.kind in _CLICKS and last.target is not None
+                        and not _is_control(last.target))
+            dead = (distinct_states >= 2 or probe_failed) and not drop_place and not listener
             category = "dead_control" if dead else "unresponsive_control"
             detail = last.result.detail
             said = f": {detail}" if probe_failed and detail else " changed nothing"
@@ -338,6 +350,15 @@ def _controls(func: _Ledger, query: Query, trace: list[StepRecord], result: Inte
     # v4: nothing responded at all, whatever the core flow is (row absent from v3 and older)
     if len(by_control) >= 2 and ineffective == len(by_control):
         func.deduct("app_unresponsive", f"none of the {len(by_control)} controls used changed anything", refs)
+
+
+def _is_control(target: ElementInfo) -> bool:
+    """A native control (a button, a field, a select, a link to somewhere) or an ARIA widget: something that
+    tells its user it does something. A link to "#" or to a script is a listener in a link's clothes."""
+    if target.tag in _NATIVE_CONTROLS or target.role in _WIDGET_ROLES or target.intent in _WIDGET_INTENTS:
+        return True
+    href = target.href.strip().lower()
+    return target.tag == "a" and bool(href) and href != "#" and not href.startswith("javascript:")
 
 
 def _core_flow(func: _Ledger, rubric: YamlDocument, query: Query, trace: list[StepRecord],
@@ -493,7 +514,9 @@ def _aesthetic_baseline(rubric: YamlDocument, facts: PageFacts, blank: bool) -> 
         return baselines["blank"], f"Baseline {baselines['blank']}: blank render."
     defaults = facts.defaults
     if defaults is not None and "floor" in rubric["aesthetic"]:
-        if _browser_defaults(defaults):
+        raw = bool(rubric["aesthetic"].get("raw_html_unstyled")) and (
+            facts.css_rules == 0 and facts.inline_styled_elements == 0)
+        if _browser_defaults(defaults, raw=raw):
             shown = ", ".join(name for name, value in defaults.model_dump().items() if value)
             return baselines["unstyled"], (f"Baseline {baselines['unstyled']}: the browser's default styles show "
                                            f"({shown}): the page is not designed.")
@@ -503,10 +526,14 @@ def _aesthetic_baseline(rubric: YamlDocument, facts: PageFacts, blank: bool) -> 
     return baselines["styled"], f"Baseline {baselines['styled']}: author styling ({styling})."
 
 
-def _browser_defaults(defaults: BrowserDefaults) -> bool:
-    """The default serif font with default margins or colours, and no link or button restyled."""
-    return defaults.font and (defaults.margin or defaults.colors) and (
-        defaults.links is not False and defaults.buttons is not False)
+def _browser_defaults(defaults: BrowserDefaults, *, raw: bool = False) -> bool:
+    """No link or button restyled, and the default serif font with default margins or colours; or, in a ``raw``
+    document (no author CSS rule or style attribute), the default margins and colours whatever the font."""
+    if defaults.links is False or defaults.buttons is False:
+        return False
+    if defaults.font:
+        return defaults.margin or defaults.colors
+    return raw and defaults.margin and defaults.colors
 
 
 def _layout(aes: _Ledger, desktop: PageFacts, mobile: PageFacts) -> None:

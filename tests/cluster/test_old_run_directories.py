@@ -35,9 +35,9 @@ RECORDED_COLLECTOR = "collector-7"
 # Today's keys for the directory's recorded plan. They change only on purpose: when evidence collection changes
 # (COLLECTOR_VERSION) or a config field that is part of a key is added. Such a change updates this list in the same
 # commit and says why; a list that changed by accident means every resumed sweep would redo all its runs.
-PLANNED_TODAY = ["run-cb917955be9eb2852ffd9b93", "run-84e071aa5fdc2a650c99d5a7", "run-c524097cb340ea5bc5273edf",
-                 "run-15d3c0cfeab39f05fe2d9051", "run-7b09777eae7faa1ecd850ce9", "run-164fecc457a8af3ede6b5479",
-                 "run-331bb5bf7f908b09da767fb1", "run-6dd9d60a48c0a64e17d238ab"]
+PLANNED_TODAY = ["run-a4588694e0f7c3c7cfe0ed67", "run-97b36451aaef7ab90cb8e318", "run-50670c0ba6b599269b3fad37",
+                 "run-4a261612a73125e72567dd71", "run-ff04f8170b54468d248e8176", "run-3787a834cc3d338735a04cfa",
+                 "run-45a90e583afe4500b98adb69", "run-27ed29a342543ce55726736b"]
 # (collector-12: a click is judged by the form values outside its control too, so a native slider's own value is not
 # the app's response; a slider thumb's drag goes along its track and is checked by where the thumb ends up. The
 # default judge's rubric text is keyed too: heuristic-v6 re-keyed them in the same session. A replayed run is keyed
@@ -46,6 +46,7 @@ PLANNED_TODAY = ["run-cb917955be9eb2852ffd9b93", "run-84e071aa5fdc2a650c99d5a7",
 # longer moves a page the app left untouched; heuristic-v7, the default judge's new rubric, re-keyed them too.)
 # (collector-14: a large surface that listens for pointer movement is swept across with no button held;
 # heuristic-v8, the default judge's new rubric, re-keyed them too.)
+# (heuristic-v9, the default judge's new rubric, re-keyed them alone; the evidence is collector-14's.)
 
 
 def _replanned() -> tuple[list[str], list[str]]:

@@ -299,6 +299,25 @@ def test_copies_of_a_control_on_every_item_are_one_control(tmp_path: Path, files
     assert "(3 tries)" in verdict.attributions[0].description
 
 
+@pytest.mark.parametrize(("tag", "role", "href", "charged"), [
+    ("span", "", "", ("unresponsive_control", 0.5)),     # a script listens on it: no promise made
+    ("a", "", "#", ("unresponsive_control", 0.5)),       # a link to nowhere, a clock's digit
+    ("div", "button", "", ("dead_control", 1.0)),        # an ARIA widget says it does something
+    ("a", "", "#details", ("dead_control", 1.0)),        # a link to somewhere
+    ("select", "", "", ("dead_control", 1.0)),
+])
+def test_a_dead_element_that_is_no_control_is_minor(tmp_path: Path, files: Files, tag: str, role: str, href: str,
+                                                    charged: tuple[str, float]) -> None:
+    """v9: tried in two states and silent, an element clicked only because a script listens on it is charged as
+    unresponsive (minor); a native control, a link or an ARIA widget stays a dead control (major). v8 charged
+    every one as dead."""
+    files[TRACE] += [_step(4, "#x", "no_change", state="s1"), _step(5, "#x", "no_change", state="s2")]
+    for step in files[TRACE][-2:]:
+        step["target"].update(tag=tag, role=role, href=href)
+    assert _taken(_judge(tmp_path / "v9", files)) == [charged]
+    assert _taken(_judge(tmp_path / "v8", files, rubric="heuristic-v8")) == [("dead_control", 1.0)]
+
+
 @pytest.mark.parametrize("kind", ["dblclick", "drag"])
 def test_double_clicks_and_drags_are_judged_like_clicks(tmp_path: Path, files: Files, kind: str) -> None:
     files[TRACE] += [_step(4, "#board", "no_change", state="s1", kind=kind),
@@ -657,6 +676,23 @@ def test_unstyled_is_decided_from_computed_defaults_not_style_attributes(tmp_pat
     assert "browser's default styles show" in verdict.aesthetic_reason
     facts.update(css_rules=0, inline_styled_elements=0, defaults={**DEFAULTS, "buttons": False})
     assert _judge(tmp_path / "buttons", files).aesthetic == 8.0  # restyled buttons: a designed page
+
+
+def test_a_document_with_no_author_css_is_unstyled_whatever_its_font(tmp_path: Path, files: Files) -> None:
+    """v9: no CSS rule, no style attribute, the body's default margins and colours: raw HTML, even when most of
+    its text is in the browser's default monospace (a demo of code samples), not its serif. Restyled buttons, or
+    colours not the defaults (a web component's own styles, which the document's sheets do not count), still make
+    it designed; v8 read the font alone."""
+    facts = files[DESKTOP]["facts"]
+    facts.update(css_rules=0, inline_styled_elements=0, defaults={**DEFAULTS, "font": False})
+    assert _judge(tmp_path / "code", files).aesthetic == 1.0
+    assert _judge(tmp_path / "v8", files, rubric="heuristic-v8").aesthetic == 8.0
+    facts.update(defaults={**DEFAULTS, "font": False, "colors": False})
+    assert _judge(tmp_path / "component", files).aesthetic == 8.0
+    facts.update(defaults={**DEFAULTS, "font": False, "buttons": False})
+    assert _judge(tmp_path / "buttons", files).aesthetic == 8.0
+    facts.update(css_rules=3, defaults={**DEFAULTS, "font": False})
+    assert _judge(tmp_path / "sheet", files).aesthetic == 8.0
 
 
 def test_a_designed_page_never_scores_below_the_unstyled_baseline(tmp_path: Path, files: Files) -> None:

@@ -26,10 +26,10 @@ def test_every_category_has_a_severity_a_deduction_and_a_cap() -> None:
 
 
 def test_judge_version_carries_a_hash_of_the_rubric_text_so_edits_rekey_verdicts() -> None:
-    text = resources.files("evaluator").joinpath("rubrics/heuristic-v8.yaml").read_bytes()
-    assert DEFAULT_RUBRIC == "heuristic-v8"
-    assert HeuristicJudge().version == f"heuristic-v8@{hashlib.sha256(text).hexdigest()[:12]}"
-    assert load_rubric()["version"] == "heuristic-v8"
+    text = resources.files("evaluator").joinpath("rubrics/heuristic-v9.yaml").read_bytes()
+    assert DEFAULT_RUBRIC == "heuristic-v9"
+    assert HeuristicJudge().version == f"heuristic-v9@{hashlib.sha256(text).hexdigest()[:12]}"
+    assert load_rubric()["version"] == "heuristic-v9"
 
 
 @pytest.mark.parametrize("version", ["heuristic-v1", "heuristic-v2"])
@@ -88,11 +88,13 @@ def test_v6_adds_only_the_small_but_working_render_rule() -> None:
     assert render.pop("small_but_working") is True and render == v5["functional"]["render"]
 
 
-def _changes_only(newer: str, older: str, flags: dict[str, str]) -> None:
+def _changes_only(newer: str, older: str, flags: dict[str, str], aesthetic: tuple[str, ...] = ()) -> None:
     """``newer``'s table is ``older``'s but for one flag turned on in each named functional category (and those
-    categories' meanings)."""
+    categories' meanings), and the named ``aesthetic`` switches turned on."""
     new_table, old_table = load_rubric(newer), load_rubric(older)
-    assert new_table["aesthetic"] == old_table["aesthetic"]
+    for switch in aesthetic:
+        assert new_table["aesthetic"][switch] is True and switch not in old_table["aesthetic"], switch
+    assert {k: v for k, v in new_table["aesthetic"].items() if k not in aesthetic} == old_table["aesthetic"]
     assert {k: v for k, v in new_table["functional"].items() if k != "categories"} == {
         k: v for k, v in old_table["functional"].items() if k != "categories"}
     new, old = new_table["functional"]["categories"], old_table["functional"]["categories"]
@@ -110,3 +112,7 @@ def test_v7_changes_only_the_two_drag_rules() -> None:
 
 def test_v8_changes_only_the_core_flows_pointer_rule() -> None:
     _changes_only("heuristic-v8", "heuristic-v7", {"core_flow_dead": "sweeps"})
+
+
+def test_v9_changes_only_the_listener_rule_and_the_raw_html_baseline() -> None:
+    _changes_only("heuristic-v9", "heuristic-v8", {"dead_control": "controls_only"}, aesthetic=("raw_html_unstyled",))
