@@ -354,6 +354,8 @@ def measure(outcomes: Iterable[Outcome], run_dir: Path, *, agent: AgentConfig, j
         elif (not op.aesthetic and op is not Operator.SCRIPTS_REMOVED
               and not _same_first_screen(run_dir, original, twin)):
             pair.excluded = "first screenshot differs from the original's"
+        elif op.aesthetic and _changed_share(run_dir, original, twin, full=True) == 0.0:
+            pair.excluded = "looks exactly like the original (the operator changed nothing visible)"
         pairs.append(pair)
     working = {a: s[0] for a in apps if (s := _scores(by_version[(a, ORIGINAL)])) is not None}
     overall = _group_score(pairs, working)
@@ -444,15 +446,22 @@ def _auc(positives: list[float], negatives: list[float]) -> float | None:
 
 
 def _same_first_screen(run_dir: Path, original: Outcome, twin: Outcome) -> bool:
-    shots = [StagePaths(run_dir).evidence(o.evidence_key or "-") / BundleFile.screenshot("desktop")
+    changed = _changed_share(run_dir, original, twin, full=False)
+    return changed is not None and changed <= _SAME_SCREEN_MAX_CHANGED
+
+
+def _changed_share(run_dir: Path, original: Outcome, twin: Outcome, *, full: bool) -> float | None:
+    """The share of pixels that differ (beyond compression noise) between the two desktop screenshots, the
+    first screen's or the ``full`` page's; None when either is missing or their sizes differ."""
+    shots = [StagePaths(run_dir).evidence(o.evidence_key or "-") / BundleFile.screenshot("desktop", full=full)
              for o in (original, twin)]
     if not all(shot.is_file() for shot in shots):
-        return False
+        return None
     a, b = (cv2.imread(str(shot), cv2.IMREAD_COLOR) for shot in shots)
     if a is None or b is None or a.shape != b.shape:
-        return False
+        return None
     changed = np.count_nonzero(np.abs(a.astype(np.int16) - b.astype(np.int16)).max(axis=2) > 16)
-    return bool(changed / (a.shape[0] * a.shape[1]) <= _SAME_SCREEN_MAX_CHANGED)
+    return float(changed / (a.shape[0] * a.shape[1]))
 
 
 def stored_judge_version(run_dir: Path, outcomes: Iterable[Outcome]) -> str | None:

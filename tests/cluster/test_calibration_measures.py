@@ -66,6 +66,26 @@ def test_measures_on_known_scores(tmp_path: Path) -> None:
                           "first screenshot differs from the original's": 1}
 
 
+def test_an_aesthetic_twin_that_looks_exactly_like_its_original_is_left_out(tmp_path: Path) -> None:
+    """A stylesheet removal that changed no pixel of the whole page (an app with no CSS, or styles the operator
+    cannot reach, inside a web component) made no twin: no judge could see it, so the pair is left out and
+    counted as such. One changed pixel region keeps it; a missing screenshot never leaves a pair out."""
+    outcomes = [_outcome("a.original.h", 8.0, 1.0), _outcome("a.css_removed.h", 8.0, 1.0),
+                _outcome("b.original.h", 8.0, 6.0), _outcome("b.css_removed.h", 8.0, 1.0),
+                _outcome("c.original.h", 8.0, 6.0), _outcome("c.css_removed.h", 8.0, 6.0)]
+    for o in outcomes[:4]:
+        page = np.full((300, 128, 3), 200, np.uint8)
+        if o.query_id == "b.css_removed.h":
+            page[250:260, :20] = 0  # below the first screen: the full page shows it
+        path = tmp_path / "evidence" / (o.evidence_key or "") / "static" / "desktop-full.png"
+        path.parent.mkdir(parents=True)
+        cv2.imwrite(str(path), page)
+    c = measure(outcomes, tmp_path, agent=AGENT, judge=JUDGE)
+    assert c.excluded == {"looks exactly like the original (the operator changed nothing visible)": 1}
+    assert [p.app for p in c.pairs if p.excluded is None] == ["b", "c"]
+    assert c.aesthetic_per_operator["css_removed"].model_dump() == {"pairs": 2, "correct": 1, "accuracy": 0.5}
+
+
 def test_the_key_names_the_judge_agent_and_suite(tmp_path: Path) -> None:
     outcomes = [_outcome("a.original.h", 8.0), _outcome("a.css_removed.h", 8.0, 1.0)]
     first = measure(outcomes, tmp_path, agent=AGENT, judge=JUDGE)
