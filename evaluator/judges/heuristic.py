@@ -315,8 +315,8 @@ def _controls(func: _Ledger, query: Query, trace: list[StepRecord], result: Inte
     # v7: a drag that moved nothing, where another drag moved its item, dropped where the app takes nothing
     beside_a_move = bool((func.table.get("dead_control") or {}).get("drags_beside_a_move")) and any(
         s.action.kind is ActionKind.DRAG and s.result.expectation_met is True for s in trace)
-    # v9: an element clicked only because a script listens on it promises nothing; its silence is minor
-    controls_only = bool((func.table.get("dead_control") or {}).get("controls_only"))
+    # v9: an element clicked only because a script listens on it promises nothing; its silence is a row of its own
+    listeners_apart = "silent_listener" in func.table
     ineffective = 0
     for steps in by_control.values():
         # A probe whose expected effect did not happen (the deleted item still there) did nothing that counts,
@@ -335,10 +335,10 @@ def _controls(func: _Ledger, query: Query, trace: list[StepRecord], result: Inte
             # A failed probe is a control whose expected effect was checked and did not happen: dead at once.
             probe_failed = any(s.result.expectation_met is False for s in steps)
             drop_place = beside_a_move and last.action.kind is ActionKind.DRAG
-            listener = (controls_only and last.action.kind in _CLICKS and last.target is not None
+            listener = (listeners_apart and last.action.kind in _CLICKS and last.target is not None
                         and not _is_control(last.target))
-            dead = (distinct_states >= 2 or probe_failed) and not drop_place and not listener
-            category = "dead_control" if dead else "unresponsive_control"
+            dead = (distinct_states >= 2 or probe_failed) and not drop_place
+            category = "silent_listener" if listener else "dead_control" if dead else "unresponsive_control"
             detail = last.result.detail
             said = f": {detail}" if probe_failed and detail else " changed nothing"
             func.deduct(category, f"{_what(last)}{said} ({len(steps)} tries)", refs)

@@ -300,22 +300,38 @@ def test_copies_of_a_control_on_every_item_are_one_control(tmp_path: Path, files
 
 
 @pytest.mark.parametrize(("tag", "role", "href", "charged"), [
-    ("span", "", "", ("unresponsive_control", 0.5)),     # a script listens on it: no promise made
-    ("a", "", "#", ("unresponsive_control", 0.5)),       # a link to nowhere, a clock's digit
+    ("span", "", "", ("silent_listener", 0.5)),          # a script listens on it: no promise made
+    ("a", "", "#", ("silent_listener", 0.5)),            # a link to nowhere, a clock's digit
     ("div", "button", "", ("dead_control", 1.0)),        # an ARIA widget says it does something
     ("a", "", "#details", ("dead_control", 1.0)),        # a link to somewhere
     ("select", "", "", ("dead_control", 1.0)),
 ])
-def test_a_dead_element_that_is_no_control_is_minor(tmp_path: Path, files: Files, tag: str, role: str, href: str,
-                                                    charged: tuple[str, float]) -> None:
-    """v9: tried in two states and silent, an element clicked only because a script listens on it is charged as
-    unresponsive (minor); a native control, a link or an ARIA widget stays a dead control (major). v8 charged
+def test_a_silent_element_that_is_no_control_is_a_listener_not_a_dead_control(
+        tmp_path: Path, files: Files, tag: str, role: str, href: str, charged: tuple[str, float]) -> None:
+    """v9: tried in two states and silent, an element clicked only because a script listens on it is charged in
+    a minor row of its own; a native control, a link or an ARIA widget stays a dead control (major). v8 charged
     every one as dead."""
     files[TRACE] += [_step(4, "#x", "no_change", state="s1"), _step(5, "#x", "no_change", state="s2")]
     for step in files[TRACE][-2:]:
         step["target"].update(tag=tag, role=role, href=href)
     assert _taken(_judge(tmp_path / "v9", files)) == [charged]
     assert _taken(_judge(tmp_path / "v8", files, rubric="heuristic-v8")) == [("dead_control", 1.0)]
+
+
+def test_silent_listeners_have_their_own_cap_and_leave_a_silent_buttons_to_it(tmp_path: Path, files: Files) -> None:
+    """v9: three silent listeners cost 1.0 (their cap), and a button that did nothing the one time it was tried
+    still costs its 0.5 beside them: under v8 the listeners filled the cap the button needed, so an app whose
+    core button was dead scored like the working one."""
+    for n in (4, 5, 6):
+        files[TRACE].append(_step(n, f"#digit{n}", "no_change", state="s1"))
+        files[TRACE][-1]["target"].update(tag="a", href="#")
+    assert _taken(_judge(tmp_path / "working", files)) == [("silent_listener", 0.5)] * 2
+    files[TRACE].append(_step(7, "#start", "no_change", state="s1"))
+    dead = _judge(tmp_path / "dead", files)
+    assert _taken(dead) == [("silent_listener", 0.5)] * 2 + [("unresponsive_control", 0.5)]
+    assert dead.functional == 6.5
+    v8 = _judge(tmp_path / "v8", files, rubric="heuristic-v8")
+    assert _taken(v8) == [("unresponsive_control", 0.5)] * 3 and v8.functional == 6.5
 
 
 @pytest.mark.parametrize("kind", ["dblclick", "drag"])

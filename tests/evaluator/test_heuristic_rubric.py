@@ -52,8 +52,8 @@ def test_v3_qualities_replace_the_bonuses_and_fill_the_scale_above_the_styled_ba
 
 
 def test_unknown_rubric_is_a_clear_error() -> None:
-    with pytest.raises(RegistryError, match="no heuristic rubric 'heuristic-v9'"):
-        HeuristicJudge(rubric="heuristic-v9")
+    with pytest.raises(RegistryError, match="no heuristic rubric 'heuristic-v99'"):
+        HeuristicJudge(rubric="heuristic-v99")
 
 
 def test_v4_changes_only_the_functional_rules_it_names() -> None:
@@ -88,13 +88,11 @@ def test_v6_adds_only_the_small_but_working_render_rule() -> None:
     assert render.pop("small_but_working") is True and render == v5["functional"]["render"]
 
 
-def _changes_only(newer: str, older: str, flags: dict[str, str], aesthetic: tuple[str, ...] = ()) -> None:
+def _changes_only(newer: str, older: str, flags: dict[str, str]) -> None:
     """``newer``'s table is ``older``'s but for one flag turned on in each named functional category (and those
-    categories' meanings), and the named ``aesthetic`` switches turned on."""
+    categories' meanings)."""
     new_table, old_table = load_rubric(newer), load_rubric(older)
-    for switch in aesthetic:
-        assert new_table["aesthetic"][switch] is True and switch not in old_table["aesthetic"], switch
-    assert {k: v for k, v in new_table["aesthetic"].items() if k not in aesthetic} == old_table["aesthetic"]
+    assert new_table["aesthetic"] == old_table["aesthetic"]
     assert {k: v for k, v in new_table["functional"].items() if k != "categories"} == {
         k: v for k, v in old_table["functional"].items() if k != "categories"}
     new, old = new_table["functional"]["categories"], old_table["functional"]["categories"]
@@ -114,5 +112,13 @@ def test_v8_changes_only_the_core_flows_pointer_rule() -> None:
     _changes_only("heuristic-v8", "heuristic-v7", {"core_flow_dead": "sweeps"})
 
 
-def test_v9_changes_only_the_listener_rule_and_the_raw_html_baseline() -> None:
-    _changes_only("heuristic-v9", "heuristic-v8", {"dead_control": "controls_only"}, aesthetic=("raw_html_unstyled",))
+def test_v9_adds_only_the_silent_listener_row_and_the_raw_html_switch() -> None:
+    v9, v8 = load_rubric("heuristic-v9"), load_rubric("heuristic-v8")
+    categories = dict(v9["functional"]["categories"])
+    row = categories.pop("silent_listener")
+    assert row.pop("meaning") and row == {"severity": "minor", "deduction": 0.5, "cap": 1.0}
+    assert categories == v8["functional"]["categories"]
+    assert {k: v for k, v in v9["functional"].items() if k != "categories"} == {
+        k: v for k, v in v8["functional"].items() if k != "categories"}
+    aesthetic = dict(v9["aesthetic"])
+    assert aesthetic.pop("raw_html_unstyled") is True and aesthetic == v8["aesthetic"]
