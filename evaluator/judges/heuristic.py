@@ -242,9 +242,15 @@ def _near_empty(rubric: YamlDocument, desktop: StaticFacts) -> bool:
 
 def _small_but_working(rubric: YamlDocument, trace: list[StepRecord]) -> bool:
     """A stateful probe's expected effect happened (v6: an item dragged moved, a thumb followed, a delete removed
-    its item, a tick showed): the page rendered a working app, however little of it there is."""
-    return bool(rubric["functional"].get("render", {}).get("small_but_working")
-                and any(s.result.expectation_met is True for s in trace))
+    its item, a tick showed), or (v9) a canvas took a drawing: the page rendered a working app, however little of
+    it there is (a drawing app's canvas left at the browser's default size)."""
+    render = rubric["functional"].get("render", {})
+    if not render.get("small_but_working"):
+        return False
+    drawn = bool(render.get("drawn_canvas_works")) and any(
+        s.action.kind is ActionKind.DRAG and s.target is not None and s.target.tag == "canvas"
+        and _dragged(s.result, s.target) for s in trace)
+    return drawn or any(s.result.expectation_met is True for s in trace)
 
 
 def _canvas_page(rubric: YamlDocument, facts: PageFacts) -> bool:

@@ -35,9 +35,9 @@ RECORDED_COLLECTOR = "collector-7"
 # Today's keys for the directory's recorded plan. They change only on purpose: when evidence collection changes
 # (COLLECTOR_VERSION) or a config field that is part of a key is added. Such a change updates this list in the same
 # commit and says why; a list that changed by accident means every resumed sweep would redo all its runs.
-PLANNED_TODAY = ["run-154d0ee3977095378ddae270", "run-03f434c516b9300f816e5a12", "run-8ce0df954d918a6c6e45afbf",
-                 "run-b88f34bbcaf3820beab3f705", "run-4915b75b957eaa8d779c77ee", "run-e982642eca657cd2523e2aba",
-                 "run-dd0a7bc1ad753695c83d87a9", "run-f3e5967f11473a9d9314784b"]
+PLANNED_TODAY = ["run-f53328bd910a558626b641b6", "run-ee969eab4c9976aafef8aa58", "run-1a0fad56c83f4902dff795fe",
+                 "run-385e5d0f1ed17a2d40af7aa9", "run-cc4ef727cb944739c24ee116", "run-ef04c76ed89c3c915590008d",
+                 "run-fc3dfcbd7f9e529ce6adffc9", "run-e96881f31cef6f469d5ec903"]
 # (collector-12: a click is judged by the form values outside its control too, so a native slider's own value is not
 # the app's response; a slider thumb's drag goes along its track and is checked by where the thumb ends up. The
 # default judge's rubric text is keyed too: heuristic-v6 re-keyed them in the same session. A replayed run is keyed

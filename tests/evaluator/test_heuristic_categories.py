@@ -172,6 +172,21 @@ def test_a_canvas_covering_a_fifth_of_the_screen_is_content(tmp_path: Path, file
     assert _taken(_judge(tmp_path / "small", files)) == [("near_empty_render", 4.0)]
 
 
+def test_a_small_canvas_that_took_a_drawing_is_small_not_empty(tmp_path: Path, files: Files) -> None:
+    """v9: a near-empty first screen (a drawing app's canvas left at the default 300x150 px under two tool links)
+    whose canvas changed under the explorer's drag is working; a drag that changed nothing, or v8, still charges
+    it as near-empty."""
+    files[DESKTOP]["facts"].update(element_count=11, text_length=12, text_sample="Lines Clouds", canvas_share=0.04)
+    drawing = _step(4, "#canvas", "changed", kind="drag", state="s4")
+    drawing["target"].update(tag="canvas", width=300.0, height=150.0)
+    drawing["result"].update(dom_changed=False, visual_changed=True)
+    files[TRACE].append(drawing)
+    assert _taken(_judge(tmp_path / "drawn", files)) == []
+    assert _taken(_judge(tmp_path / "v8", files, rubric="heuristic-v8")) == [("near_empty_render", 4.0)]
+    drawing["result"].update(status="no_change", visual_changed=False)
+    assert ("near_empty_render", 4.0) in _taken(_judge(tmp_path / "undrawn", files))
+
+
 def test_uncaught_error_at_load_counts_once(tmp_path: Path, files: Files) -> None:
     files[CONSOLE] = [_console("load", "uncaught", "TypeError: board is undefined"),
                       _console("mobile", "uncaught", "TypeError: board is undefined")]

@@ -112,13 +112,15 @@ def test_v8_changes_only_the_core_flows_pointer_rule() -> None:
     _changes_only("heuristic-v8", "heuristic-v7", {"core_flow_dead": "sweeps"})
 
 
-def test_v9_adds_only_the_silent_listener_row_and_the_raw_html_switch() -> None:
+def test_v9_adds_only_the_silent_listener_row_the_drawn_canvas_and_raw_html_switches() -> None:
     v9, v8 = load_rubric("heuristic-v9"), load_rubric("heuristic-v8")
     categories = dict(v9["functional"]["categories"])
     row = categories.pop("silent_listener")
     assert row.pop("meaning") and row == {"severity": "minor", "deduction": 0.5, "cap": 1.0}
     assert categories == v8["functional"]["categories"]
-    assert {k: v for k, v in v9["functional"].items() if k != "categories"} == {
-        k: v for k, v in v8["functional"].items() if k != "categories"}
+    render = dict(v9["functional"]["render"])
+    assert render.pop("drawn_canvas_works") is True and render == v8["functional"]["render"]
+    assert {k: v for k, v in v9["functional"].items() if k not in ("categories", "render")} == {
+        k: v for k, v in v8["functional"].items() if k not in ("categories", "render")}
     aesthetic = dict(v9["aesthetic"])
     assert aesthetic.pop("raw_html_unstyled") is True and aesthetic == v8["aesthetic"]
