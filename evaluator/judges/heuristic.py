@@ -62,7 +62,8 @@ _JUDGED_KINDS = frozenset({ActionKind.CLICK, ActionKind.DBLCLICK, ActionKind.DRA
 """Actions on a control whose effect is judged per control (presses are judged by _submissions and _keys)."""
 _PHONE_WIDTH = 390
 _CLICKS = frozenset({ActionKind.CLICK, ActionKind.DBLCLICK})
-_NATIVE_CONTROLS = frozenset({"button", "input", "select", "textarea", "summary", "option", "canvas"})
+# the native controls, and a canvas: a surface, judged as the page's surface, never as a mere listener
+_CONTROL_TAGS = frozenset({"button", "input", "select", "textarea", "summary", "option", "canvas"})
 _WIDGET_ROLES = frozenset({"button", "link", "tab", "checkbox", "radio", "menuitem", "menuitemcheckbox",
                            "menuitemradio", "option", "switch", "slider", "spinbutton", "combobox", "textbox",
                            "treeitem", "gridcell", "searchbox"})
@@ -361,7 +362,7 @@ def _controls(func: _Ledger, query: Query, trace: list[StepRecord], result: Inte
 def _is_control(target: ElementInfo) -> bool:
     """A native control (a button, a field, a select, a link to somewhere) or an ARIA widget: something that
     tells its user it does something. A link to "#" or to a script is a listener in a link's clothes."""
-    if target.tag in _NATIVE_CONTROLS or target.role in _WIDGET_ROLES or target.intent in _WIDGET_INTENTS:
+    if target.tag in _CONTROL_TAGS or target.role in _WIDGET_ROLES or target.intent in _WIDGET_INTENTS:
         return True
     href = target.href.strip().lower()
     return target.tag == "a" and bool(href) and href != "#" and not href.startswith("javascript:")
