@@ -333,7 +333,7 @@ def test_a_silent_element_that_is_no_control_is_a_listener_not_a_dead_control(
     assert _taken(_judge(tmp_path / "v8", files, rubric="heuristic-v8")) == [("dead_control", 1.0)]
 
 
-def test_silent_listeners_have_their_own_cap_and_leave_a_silent_buttons_to_it(tmp_path: Path, files: Files) -> None:
+def test_silent_listeners_have_their_own_cap_and_leave_room_for_a_silent_button(tmp_path: Path, files: Files) -> None:
     """v9: three silent listeners cost 1.0 (their cap), and a button that did nothing the one time it was tried
     still costs its 0.5 beside them: under v8 the listeners filled the cap the button needed, so an app whose
     core button was dead scored like the working one."""
