@@ -76,16 +76,6 @@ def write_sweep(root: Path, query_ids: Iterable[str], *, candidates: Iterable[st
     return load_sweep(root / "sweep.yaml")
 
 
-def full_suite() -> bool:
-    """Whether the full versions of the sliced tests run (``EVALGRID_FULL_TESTS=1``, as ``make test-full`` sets).
-
-    ``make test`` runs each costly end-to-end test on a slice that keeps what it proves (every fault kind,
-    every candidate, both orders) at a fraction of the runs; the full versions are what benchmarks and
-    closing notes cite.
-    """
-    return os.environ.get("EVALGRID_FULL_TESTS", "") == "1"
-
-
 def require_docker() -> None:
     """Skip (or, under CI, fail) when the Docker engine or the sandbox image is missing.
 

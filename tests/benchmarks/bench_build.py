@@ -37,7 +37,7 @@ from cluster.sandbox.docker_backend import DEFAULT_IMAGE, DockerSandbox  # noqa:
 from evaluator.answer.extract import ExtractedApp, extract_app  # noqa: E402
 from evaluator.browser.app_host import BUILD_OUTPUT  # noqa: E402
 from evaluator.models import Stack  # noqa: E402
-from tests.support import full_suite  # noqa: E402
+from tests.budget import full_suite  # noqa: E402
 
 FROZEN = ROOT / "fixtures" / "frozen-web"
 RATIO_TARGET = 0.25

@@ -77,7 +77,7 @@ from evaluator.run import execute_run, make_run_spec  # noqa: E402
 from evaluator.stages import StagePaths  # noqa: E402
 from tests.benchmarks.bench_static_perception import artifactsbench_capture  # noqa: E402
 from tests.benchmarks.step_account import accounted, print_account, run_account, without_screencast  # noqa: E402
-from tests.support import full_suite  # noqa: E402
+from tests.budget import full_suite  # noqa: E402
 
 RATIO_TARGET = 1.0
 RATIO_DONE = 1.25

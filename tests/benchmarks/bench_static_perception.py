@@ -38,7 +38,7 @@ from evaluator.browser.serve import serve_directory  # noqa: E402
 from evaluator.evidence.bundle import EvidenceWriter  # noqa: E402
 from evaluator.evidence.console import PageLog  # noqa: E402
 from evaluator.evidence.perception import perceive  # noqa: E402
-from tests.support import full_suite  # noqa: E402
+from tests.budget import full_suite  # noqa: E402
 
 ANSWERS = ROOT / "fixtures" / "answers" / "careful"
 

@@ -16,7 +16,8 @@ from cluster.reduce.leaderboard import build_leaderboard
 from cluster.scheduling.runner import run_sweep
 from cluster.sweep.spec import Sweep, load_sweep
 from evaluator.models import OutcomeStatus
-from tests.support import FIXTURES, full_suite, require_docker
+from tests.budget import full_suite
+from tests.support import FIXTURES, require_docker
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.docker]
 

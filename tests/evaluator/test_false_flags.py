@@ -24,7 +24,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from tests.benchmarks.false_flags import entry_files, fixture_apps, package_names, scan
-from tests.support import full_suite
+from tests.budget import full_suite
 
 AT_MOST = 0.01
 """The share of apps with no injection that may be flagged."""

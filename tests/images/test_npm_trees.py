@@ -26,8 +26,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.budget import full_suite
 from tests.images.npm_versions import NpmUnsupportedError, npm_bin
-from tests.support import full_suite
 
 ROOT = Path(__file__).resolve().parents[2]
 SANDBOX = ROOT / "images" / "sandbox"

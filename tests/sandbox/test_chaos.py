@@ -25,7 +25,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.support import full_suite, require_docker
+from tests.budget import full_suite
+from tests.support import require_docker
 
 pytestmark = [pytest.mark.browser, pytest.mark.docker, pytest.mark.slow]
 

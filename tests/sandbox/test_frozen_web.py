@@ -38,7 +38,8 @@ from evaluator.models import (
 )
 from evaluator.run import execute_run, make_run_spec
 from evaluator.stages import StagePaths
-from tests.support import FIXTURES, app_query, full_suite, require_docker
+from tests.budget import full_suite
+from tests.support import FIXTURES, app_query, require_docker
 
 pytestmark = [pytest.mark.browser, pytest.mark.docker]
 

@@ -38,7 +38,8 @@ from evaluator.models import (
     Stack,
 )
 from evaluator.run import make_run_spec
-from tests.support import APPS, full_suite, require_docker
+from tests.budget import full_suite
+from tests.support import APPS, require_docker
 
 pytestmark = [pytest.mark.browser, pytest.mark.docker, pytest.mark.slow]
 

@@ -58,7 +58,8 @@ from evaluator.llm.client import Endpoint, ModelAccess
 from evaluator.models import AgentConfig, JudgeConfig, PairwiseVerdict, ReasonCode, UxReport, Verdict
 from evaluator.run import FALLBACK_JUDGE, judge_or_fall_back
 from evaluator.stages import StagePaths
-from tests.support import app_artifact, app_query, full_suite, port_open, with_browser
+from tests.budget import full_suite
+from tests.support import app_artifact, app_query, port_open, with_browser
 
 pytestmark = [pytest.mark.slow, pytest.mark.browser, pytest.mark.heavy]
 
