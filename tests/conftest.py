@@ -13,7 +13,7 @@ import pytest
 from tests.s3.faulty_s3 import FaultyS3, faulty_s3
 from tests.support import install_sandbox_npm_trees
 
-pytest_plugins = ["tests.budget", "tests.lanes"]
+pytest_plugins = ["tests.budget", "tests.images_pending", "tests.lanes"]
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:

@@ -53,8 +53,12 @@ def _group(items: list[pytest.Item]) -> None:
     for item in items:
         module = _module_of(item)
         item.add_marker(pytest.mark.xdist_group(MACHINE_LANE if module in machine else module))
-    # The lane first: it is the longest chain (``--no-loadscope-reorder`` keeps this order).
-    items.sort(key=lambda item: _module_of(item) not in machine)
+    # The lane first: it is the longest chain (``--no-loadscope-reorder`` keeps this order). In it, first the modules
+    # that need no image and do not race the machine's load (``timing``): make test builds the images beside the
+    # suite (tests/images_pending.py), and a build is load of its own.
+    later = {_module_of(item) for item in items
+             if any(item.get_closest_marker(name) for name in ("docker", "timing"))}
+    items.sort(key=lambda item: (_module_of(item) not in machine, _module_of(item) in later))
 
 
 @pytest.hookimpl(optionalhook=True)

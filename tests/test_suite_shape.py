@@ -8,10 +8,17 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
+import threading
+import time
 from pathlib import Path
+from typing import Any
 
+import pytest
+
+from tests import images_pending
 from tests.support import ROOT
 
 _INI = """[pytest]
@@ -44,11 +51,16 @@ def _suite(root: Path, modules: dict[str, tuple[str, int, float]]) -> None:
 
 
 def _pytest(root: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
-    environment = {name: value for name, value in os.environ.items() if name != "EVALGRID_FULL_TESTS"}
+    environment = {name: value for name, value in os.environ.items()
+                   if name not in ("EVALGRID_FULL_TESTS", images_pending.ENV)}
     environment |= {"PYTHONPATH": str(ROOT), "SHAPE_LOG": str(root / "log.jsonl"), **env}
-    return subprocess.run([sys.executable, "-m", "pytest", "-p", "tests.budget", "-p", "tests.lanes", "-q",
-                           "-p", "no:cacheprovider", *args], cwd=root, env=environment, capture_output=True,
-                          text=True, timeout=120)
+    return subprocess.run([sys.executable, "-m", "pytest", "-p", "tests.budget", "-p", "tests.lanes",
+                           "-p", "tests.images_pending", "-q", "-p", "no:cacheprovider", *args], cwd=root,
+                          env=environment, capture_output=True, text=True, timeout=120)
+
+
+def _rows(root: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in (root / "log.jsonl").read_text().splitlines()]
 
 
 def test_the_machine_lane_runs_its_modules_one_at_a_time_on_one_worker_and_first(tmp_path: Path) -> None:
@@ -57,7 +69,7 @@ def test_the_machine_lane_runs_its_modules_one_at_a_time_on_one_worker_and_first
                       "plain_b": ("[]", 3, 0.05), "plain_c": ("[]", 3, 0.05)})
     done = _pytest(tmp_path, "-n", "2", "--dist", "loadgroup", "--no-loadscope-reorder")
     assert done.returncode == 0, done.stdout + done.stderr
-    rows = [json.loads(line) for line in (tmp_path / "log.jsonl").read_text().splitlines()]
+    rows = _rows(tmp_path)
     assert len(rows) == 15
     lane = sorted((r for r in rows if not r["module"].startswith("test_plain")), key=lambda r: r["start"])
     assert len({r["worker"] for r in lane}) == 1, lane  # one worker ...
@@ -82,3 +94,49 @@ def test_an_item_over_the_ceiling_fails_the_run_and_says_what_to_do(tmp_path: Pa
     assert _pytest(tmp_path, "-n", "2", EVALGRID_TEST_CEILING_S="0.3").returncode == 1
     assert _pytest(tmp_path, EVALGRID_TEST_CEILING_S="0.3", EVALGRID_FULL_TESTS="1").returncode == 0
     assert _pytest(tmp_path, EVALGRID_TEST_CEILING_S="5").returncode == 0
+
+
+def test_docker_tests_wait_for_the_images_built_beside_the_suite_and_the_lane_runs_the_rest_first(
+        tmp_path: Path) -> None:
+    """Under make test the images build beside the suite: the machine lane's module that needs none runs first,
+    the Docker tests start only once the build has written its status, and their wait is no item's time."""
+    _suite(tmp_path, {"sandbox_a": ("pytest.mark.docker", 2, 0.1), "heavy_a": ("pytest.mark.heavy", 2, 0.1),
+                      "plain_a": ("[]", 2, 0.0)})
+    build = tmp_path / "images"
+    ended = []
+
+    def the_build_ends() -> None:
+        time.sleep(3.0)
+        ended.append(time.monotonic())
+        build.with_name("images.rc").write_text("0\n")
+
+    finisher = threading.Thread(target=the_build_ends)
+    finisher.start()
+    done = _pytest(tmp_path, "-n", "2", "--dist", "loadgroup", "--no-loadscope-reorder",
+                   EVALGRID_IMAGES_BUILD=str(build))
+    finisher.join()
+    assert done.returncode == 0, done.stdout + done.stderr
+    rows = _rows(tmp_path)
+    sandbox = [r for r in rows if r["module"] == "test_sandbox_a"]
+    heavy = [r for r in rows if r["module"] == "test_heavy_a"]
+    assert len(sandbox) == len(heavy) == 2
+    assert max(r["end"] for r in heavy) <= min(r["start"] for r in sandbox)
+    assert min(r["start"] for r in sandbox) >= ended[0]
+    # The budget counts setup, call and teardown: the items, not the three seconds they waited.
+    items = re.findall(r"^\s+([0-9.]+) s  test_sandbox_a.py", done.stdout, flags=re.MULTILINE)
+    assert len(items) == 2 and all(float(seconds) < 2.0 for seconds in items), done.stdout
+
+
+def test_a_failed_image_build_fails_the_docker_tests_with_its_log(tmp_path: Path,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    build = tmp_path / "images"
+    monkeypatch.setenv(images_pending.ENV, str(build))
+    assert images_pending.build_failure() is None  # still building
+    build.with_name("images.rc").write_text("0\n")
+    assert images_pending.build_failure() is None
+    build.with_name("images.rc").write_text("2\n")
+    build.with_name("images.log").write_text("building evalgrid/sandbox:dev ...\nE: Unable to locate package x\n")
+    _suite(tmp_path, {"sandbox_a": ("pytest.mark.docker", 1, 0.0), "plain_a": ("[]", 1, 0.0)})
+    done = _pytest(tmp_path, "-rf", EVALGRID_IMAGES_BUILD=str(build))
+    assert done.returncode == 1 and "1 passed" in done.stdout and "1 error" in done.stdout, done.stdout
+    assert "exit 2" in done.stdout and "Unable to locate package x" in done.stdout and "make images" in done.stdout
