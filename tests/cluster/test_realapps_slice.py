@@ -6,8 +6,8 @@ default explorer and heuristic judge orders every confirmed twin below its origi
 The twins are the ``core_dead`` ones, whose page still loads and looks the same; ``make test-full`` adds the
 ``scripts_removed`` ones (no script runs at all: the easiest to tell, a third of the slice's time).
 A regression guard on apps the judge was tuned on, not the measure: that is the whole suite, and its test
-half, with ``evalgrid calibrate --suite fixtures/realapps``. This machine's Chromium (``--sandbox local``): the
-Docker sandbox's path is covered by ``test_calibrate_sweep.py``."""
+half, with ``evalgrid calibrate --suite fixtures/realapps``. This machine's Chromium (``--sandbox local``), as in
+``test_calibrate_sweep.py``."""
 
 from __future__ import annotations
 
