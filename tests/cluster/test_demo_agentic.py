@@ -41,13 +41,16 @@ Demo = tuple[SweepResult, Reduction, list[RunRow], Path]
 
 @pytest.fixture(scope="module")
 def demo(tmp_path_factory: pytest.TempPathFactory) -> Demo:
-    """The slice run as ``make demo`` runs it, with the model on a free port instead of the sweep's fixed one."""
+    """The slice run as ``make demo`` runs it, with the model on a free port instead of the sweep's fixed one, and
+    the explorer's steps cut to 4 (from 10): what is checked is in the previews, the recovery and the reduction,
+    and a draft that throws while its page loads is broken at any step count (the machine lane's time)."""
     require_docker()  # the sweep runs in the default sandbox backend
     sweep = load_sweep(SWEEP)
     run_dir = tmp_path_factory.mktemp("demo-agentic") / "run"
     with scripted_server(responder=responder(load_apps())) as model:
         endpoint = sweep.spec.endpoints[ENDPOINT].model_copy(update={"base_url": model.url})
-        spec = sweep.spec.model_copy(update={"endpoints": {**sweep.spec.endpoints, ENDPOINT: endpoint}})
+        agent = sweep.spec.agent.model_copy(update={"max_steps": 4})
+        spec = sweep.spec.model_copy(update={"endpoints": {**sweep.spec.endpoints, ENDPOINT: endpoint}, "agent": agent})
         result = asyncio.run(run_sweep(Sweep(spec=spec, path=sweep.path, queries=sweep.queries), run_dir))
     reduction, rows = reduce_run_dir(run_dir)  # as `evalgrid report` does
     write_tables(run_dir / "report" / "data", rows, reduction)
