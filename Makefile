@@ -124,8 +124,8 @@ SETUP_JOBS := -j3 --output-sync=target
 PYTEST_LANES := -n 2 --dist loadgroup --no-loadscope-reorder
 
 # make test builds the images beside the suite, not before it: on a fresh machine the base and the two images
-# were over 6 of the set-up's 8.5 minutes, and only the Docker tests need them. Those wait for the build
-# (tests/images_pending.py), after the machine lane's modules that need no image; a failed build fails them
+# were over 6 of the set-up's 8.5 minutes, and only the tests marked docker or images use them. Those run after
+# the other modules of their lane and wait for the build (tests/images_pending.py); a failed build fails them
 # with its log, and fails make test.
 IMAGES_BUILD := $(STAMPS)/images-beside-the-suite
 

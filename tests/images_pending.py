@@ -1,11 +1,12 @@
 """The images ``make test`` builds beside the suite: a Docker test waits for them, and a failed build fails it.
 
 On a fresh machine the Debian base, the sandbox image and the worker image take minutes to build, and only the
-tests marked ``docker`` use them. So ``make test`` starts the suite once the venvs and the lint are done and builds
-the images beside it, naming the build in ``EVALGRID_IMAGES_BUILD``: ``<prefix>.log`` is its output and
-``<prefix>.rc`` its exit status, written when it ends. The machine lane runs its modules that need no image first
-(``tests/lanes.py``); a Docker test waits here, before its setup, so the wait counts against no item's ceiling.
-A build that failed fails each Docker test at its setup, with the build's log.
+tests marked ``docker`` (which run containers) or ``images`` (which read the images' state, as the doctor does) use
+them. So ``make test`` starts the suite once the venvs and the lint are done and builds the images beside it,
+naming the build in ``EVALGRID_IMAGES_BUILD``: ``<prefix>.log`` is its output and ``<prefix>.rc`` its exit status,
+written when it ends. Each lane runs such modules after the others (``tests/lanes.py``); such a test waits here,
+before its setup, so the wait counts against no item's ceiling. A build that failed fails each of them at its
+setup, with the build's log.
 
 Without the variable (``pytest`` run by hand, ``make test-full``) nothing waits: the images are built before.
 """
@@ -22,6 +23,13 @@ ENV = "EVALGRID_IMAGES_BUILD"
 _LONGEST_WAIT_S = 1800.0
 _POLL_S = 2.0
 _LOG_LINES = 20
+NEEDS_IMAGES = ("docker", "images")
+"""The markers of the tests that wait for the images."""
+
+
+def needs_images(item: pytest.Item) -> bool:
+    """Whether ``item`` runs the images or reads their state."""
+    return any(item.get_closest_marker(name) for name in NEEDS_IMAGES)
 
 
 def _build() -> Path | None:
@@ -37,7 +45,8 @@ def _status(prefix: Path) -> str | None:
 
 
 def build_failure() -> str | None:
-    """What a Docker test is told when the images' build beside the suite failed (its status and log), else None."""
+    """What a test that needs the images is told when their build beside the suite failed (status and log), else
+    None."""
     prefix = _build()
     if prefix is None or _status(prefix) in (None, "0"):
         return None
@@ -49,9 +58,10 @@ def build_failure() -> str | None:
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_protocol(item: pytest.Item) -> None:
-    """Hold a Docker test until the images' build has ended (at most half an hour, then let it find them missing)."""
+    """Hold a test that needs the images until their build has ended (at most half an hour, then let it find them
+    missing)."""
     prefix = _build()
-    if prefix is None or item.get_closest_marker("docker") is None:
+    if prefix is None or not needs_images(item):
         return
     deadline = time.monotonic() + _LONGEST_WAIT_S
     while _status(prefix) is None and time.monotonic() < deadline:
@@ -59,6 +69,6 @@ def pytest_runtest_protocol(item: pytest.Item) -> None:
 
 
 def pytest_runtest_setup(item: pytest.Item) -> None:
-    """Fail a Docker test whose images did not build, with what the build said."""
-    if item.get_closest_marker("docker") is not None and (failure := build_failure()) is not None:
+    """Fail a test that needs the images when they did not build, with what the build said."""
+    if needs_images(item) and (failure := build_failure()) is not None:
         pytest.fail(failure, pytrace=False)

@@ -28,6 +28,8 @@ from typing import Any
 
 import pytest
 
+from tests.images_pending import needs_images
+
 MACHINE_LANE = "machine"
 _TAKES_THE_MACHINE = ("docker", "heavy", "timing")
 
@@ -53,11 +55,10 @@ def _group(items: list[pytest.Item]) -> None:
     for item in items:
         module = _module_of(item)
         item.add_marker(pytest.mark.xdist_group(MACHINE_LANE if module in machine else module))
-    # The lane first: it is the longest chain (``--no-loadscope-reorder`` keeps this order). In it, first the modules
-    # that need no image and do not race the machine's load (``timing``): make test builds the images beside the
-    # suite (tests/images_pending.py), and a build is load of its own.
-    later = {_module_of(item) for item in items
-             if any(item.get_closest_marker(name) for name in ("docker", "timing"))}
+    # The lane first: it is the longest chain (``--no-loadscope-reorder`` keeps this order). In each lane, the modules
+    # that need the images last, as make test builds them beside the suite (tests/images_pending.py); in the
+    # machine lane, the races (``timing``) with them, as a build is load of its own.
+    later = {_module_of(item) for item in items if needs_images(item) or item.get_closest_marker("timing")}
     items.sort(key=lambda item: (_module_of(item) not in machine, _module_of(item) in later))
 
 

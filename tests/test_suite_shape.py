@@ -25,6 +25,7 @@ _INI = """[pytest]
 markers =
     docker: a sandbox
     heavy: a heavy one
+    images: reads the images
 """
 
 # Each test records its worker, module and when it ran; the docker and heavy modules take a while, so that any
@@ -54,8 +55,8 @@ def _pytest(root: Path, *args: str, **env: str) -> subprocess.CompletedProcess[s
     environment = {name: value for name, value in os.environ.items()
                    if name not in ("EVALGRID_FULL_TESTS", images_pending.ENV)}
     environment |= {"PYTHONPATH": str(ROOT), "SHAPE_LOG": str(root / "log.jsonl"), **env}
-    return subprocess.run([sys.executable, "-m", "pytest", "-p", "tests.budget", "-p", "tests.lanes",
-                           "-p", "tests.images_pending", "-q", "-p", "no:cacheprovider", *args], cwd=root,
+    return subprocess.run([sys.executable, "-m", "pytest", "-p", "tests.budget", "-p", "tests.images_pending",
+                           "-p", "tests.lanes", "-q", "-p", "no:cacheprovider", *args], cwd=root,
                           env=environment, capture_output=True, text=True, timeout=120)
 
 
@@ -98,10 +99,11 @@ def test_an_item_over_the_ceiling_fails_the_run_and_says_what_to_do(tmp_path: Pa
 
 def test_docker_tests_wait_for_the_images_built_beside_the_suite_and_the_lane_runs_the_rest_first(
         tmp_path: Path) -> None:
-    """Under make test the images build beside the suite: the machine lane's module that needs none runs first,
-    the Docker tests start only once the build has written its status, and their wait is no item's time."""
+    """Under make test the images build beside the suite: in each lane the modules that need none run first, the
+    tests that run the images (``docker``) or read them (``images``) start only once the build has written its
+    status, and their wait is no item's time."""
     _suite(tmp_path, {"sandbox_a": ("pytest.mark.docker", 2, 0.1), "heavy_a": ("pytest.mark.heavy", 2, 0.1),
-                      "plain_a": ("[]", 2, 0.0)})
+                      "doctor_a": ("pytest.mark.images", 1, 0.0), "plain_a": ("[]", 2, 0.0)})
     build = tmp_path / "images"
     ended = []
 
@@ -122,6 +124,9 @@ def test_docker_tests_wait_for_the_images_built_beside_the_suite_and_the_lane_ru
     assert len(sandbox) == len(heavy) == 2
     assert max(r["end"] for r in heavy) <= min(r["start"] for r in sandbox)
     assert min(r["start"] for r in sandbox) >= ended[0]
+    [doctor] = [r for r in rows if r["module"] == "test_doctor_a"]
+    assert doctor["start"] >= ended[0]
+    assert all(r["end"] <= doctor["start"] for r in rows if r["module"] == "test_plain_a")
     # The budget counts setup, call and teardown: the items, not the three seconds they waited.
     items = re.findall(r"^\s+([0-9.]+) s  test_sandbox_a.py", done.stdout, flags=re.MULTILINE)
     assert len(items) == 2 and all(float(seconds) < 2.0 for seconds in items), done.stdout

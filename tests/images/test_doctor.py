@@ -18,6 +18,9 @@ import pytest
 
 from tests.images.npm_versions import npm_bin
 
+# The doctor reports the images' state, which make test's build beside the suite changes while it runs.
+pytestmark = pytest.mark.images
+
 ROOT = Path(__file__).resolve().parents[2]
 DOCTOR = ROOT / "cluster" / "doctor.sh"
 TOOLS = ("chromium", "ffmpeg", "docker", "node", "npm", "debootstrap", "pulseaudio", "font", "python",
@@ -72,7 +75,7 @@ def test_a_set_up_host_reports_every_tool_and_is_ready() -> None:
     assert lines["npm"][1].strip() == subprocess.run(["npm", "--version"], capture_output=True,
                                                      text=True).stdout.strip()
     assert "doctor: ready" in done.stdout
-    if os.environ.get("CI"):  # `make test` built the sandbox image from this checkout before the tests
+    if os.environ.get("CI"):  # `make test` built the sandbox image from this checkout (beside the suite)
         assert lines["sandbox image"][0] == "ok" and lines["sandbox image"][1].startswith("current"), done.stdout
 
 
