@@ -1,4 +1,4 @@
-"""The images ``make test`` builds beside the suite: a Docker test waits for them, and a failed build fails it.
+"""The images ``make test`` builds beside the suite: a test that uses them waits for them; a failed build fails it.
 
 On a fresh machine the Debian base, the sandbox image and the worker image take minutes to build, and only the
 tests marked ``docker`` (which run containers) or ``images`` (which read the images' state, as the doctor does) use
