@@ -133,7 +133,7 @@ test: doctor
 	@$(MAKE) --no-print-directory $(SETUP_JOBS) system docker venv npm-trees vllm lint
 	@mkdir -p $(STAMPS) && rm -f $(IMAGES_BUILD).rc
 	@echo "building the images beside the suite (log: $(IMAGES_BUILD).log); the tests that use them wait for them"
-	@( $(MAKE) --no-print-directory images >$(IMAGES_BUILD).log 2>&1; echo $$? >$(IMAGES_BUILD).rc ) & \
+	@( $(MAKE) --no-print-directory -j2 --output-sync=target images >$(IMAGES_BUILD).log 2>&1; echo $$? >$(IMAGES_BUILD).rc ) & \
 	EVALGRID_IMAGES_BUILD=$(IMAGES_BUILD) $(BIN)/pytest -q $(PYTEST_LANES); status=$$?; wait; \
 	if [ "$$(cat $(IMAGES_BUILD).rc)" != 0 ]; then \
 		tail -n 20 $(IMAGES_BUILD).log >&2; echo "error: the images did not build (log: $(IMAGES_BUILD).log)" >&2; exit 1; \
