@@ -114,8 +114,8 @@ demo-agentic: doctor-demo system docker venv sandbox-image
 		|| { echo "error: the demo model did not start on 127.0.0.1:18734 (is the port taken?)" >&2; exit 1; }; \
 	$(BIN)/evalgrid run fixtures/sweeps/demo-agentic.yaml && $(BIN)/evalgrid report runs/demo-agentic
 
-# The set-up side by side: the two venvs' installs and the lint each keep about one core busy, and one after the
-# other they took 7 of CI's minutes.
+# The set-up side by side: the two venvs' installs, the npm trees and the lint each keep about one core busy, and
+# one after the other they took 7 of CI's minutes.
 SETUP_JOBS := -j3 --output-sync=target
 
 # The suite on two xdist workers: the Docker and heavy modules (vLLM, a Ray head of their own) one after
@@ -123,21 +123,27 @@ SETUP_JOBS := -j3 --output-sync=target
 # when one item passes 300 s (tests/budget.py). The sliced end-to-end tests run whole in test-full.
 PYTEST_LANES := -n 2 --dist loadgroup --no-loadscope-reorder
 
-# make test builds the images beside the suite, not before it: on a fresh machine the base and the two images
-# were over 6 of the set-up's 8.5 minutes, and only the tests marked docker or images use them. Those run after
-# the other modules of their lane and wait for the build (tests/images_pending.py); a failed build fails them
-# with its log, and fails make test.
-IMAGES_BUILD := $(STAMPS)/images-beside-the-suite
+# Beside the suite, not before it: the images (on a fresh machine the base and the two images were over 6 of the
+# set-up's 8.5 minutes, and only the tests marked docker or images use them: those run after the other modules of
+# their lane and wait for the build, tests/images_pending.py) and the lint (after the venv, it was the last minute
+# and a half of the set-up). A failed build fails the tests that use it; a failed build or lint fails make test,
+# with its log, once the suite has run.
+BESIDE := $(STAMPS)/beside-the-suite
 
 test: doctor
-	@$(MAKE) --no-print-directory $(SETUP_JOBS) system docker venv npm-trees vllm lint
-	@mkdir -p $(STAMPS) && rm -f $(IMAGES_BUILD).rc
-	@echo "building the images beside the suite (log: $(IMAGES_BUILD).log); the tests that use them wait for them"
-	@( $(MAKE) --no-print-directory -j2 --output-sync=target images >$(IMAGES_BUILD).log 2>&1; echo $$? >$(IMAGES_BUILD).rc ) & \
-	EVALGRID_IMAGES_BUILD=$(IMAGES_BUILD) $(BIN)/pytest -q $(PYTEST_LANES); status=$$?; wait; \
-	if [ "$$(cat $(IMAGES_BUILD).rc)" != 0 ]; then \
-		tail -n 20 $(IMAGES_BUILD).log >&2; echo "error: the images did not build (log: $(IMAGES_BUILD).log)" >&2; exit 1; \
-	fi; exit $$status
+	@$(MAKE) --no-print-directory $(SETUP_JOBS) system docker venv npm-trees vllm
+	@mkdir -p $(STAMPS) && rm -f $(BESIDE)-*.rc
+	@echo "the lint and the images run beside the suite (logs: $(BESIDE)-lint.log, $(BESIDE)-images.log)"
+	@( $(MAKE) --no-print-directory -j2 --output-sync=target images >$(BESIDE)-images.log 2>&1; \
+		echo $$? >$(BESIDE)-images.rc ) & \
+	( $(MAKE) --no-print-directory lint >$(BESIDE)-lint.log 2>&1; echo $$? >$(BESIDE)-lint.rc ) & \
+	EVALGRID_IMAGES_BUILD=$(BESIDE)-images $(BIN)/pytest -q $(PYTEST_LANES); status=$$?; wait; \
+	cat $(BESIDE)-lint.log; \
+	for job in lint images; do \
+		if [ "$$(cat $(BESIDE)-$$job.rc)" != 0 ]; then \
+			tail -n 20 $(BESIDE)-$$job.log >&2; echo "error: the $$job failed (log: $(BESIDE)-$$job.log)" >&2; status=1; \
+		fi; \
+	done; exit $$status
 
 # The full versions (all 99 demo runs, the 200-run chaos sweep, ...), one test at a time, with no ceiling:
 # what the benchmarks and closing notes cite.
