@@ -2,7 +2,7 @@
 
 On a fresh machine the Debian base, the sandbox image and the worker image take minutes to build, and only the
 tests marked ``docker`` (which run containers) or ``images`` (which read the images' state, as the doctor does) use
-them. So ``make test`` starts the suite once the venvs and the lint are done and builds the images beside it,
+them. So ``make test`` starts the suite once the venvs are done and builds the images (and runs the lint) beside it,
 naming the build in ``EVALGRID_IMAGES_BUILD``: ``<prefix>.log`` is its output and ``<prefix>.rc`` its exit status,
 written when it ends. Each lane runs such modules after the others (``tests/lanes.py``); such a test waits here,
 before its setup, so the wait counts against no item's ceiling. A build that failed fails each of them at its
@@ -23,13 +23,13 @@ ENV = "EVALGRID_IMAGES_BUILD"
 _LONGEST_WAIT_S = 1800.0
 _POLL_S = 2.0
 _LOG_LINES = 20
-NEEDS_IMAGES = ("docker", "images")
+_NEEDS_IMAGES = ("docker", "images")
 """The markers of the tests that wait for the images."""
 
 
 def needs_images(item: pytest.Item) -> bool:
     """Whether ``item`` runs the images or reads their state."""
-    return any(item.get_closest_marker(name) for name in NEEDS_IMAGES)
+    return any(item.get_closest_marker(name) for name in _NEEDS_IMAGES)
 
 
 def _build() -> Path | None:
@@ -48,11 +48,12 @@ def build_failure() -> str | None:
     """What a test that needs the images is told when their build beside the suite failed (status and log), else
     None."""
     prefix = _build()
-    if prefix is None or _status(prefix) in (None, "0"):
+    status = None if prefix is None else _status(prefix)
+    if prefix is None or status in (None, "0"):
         return None
     log = prefix.with_name(prefix.name + ".log")
     tail = log.read_text(errors="replace").splitlines()[-_LOG_LINES:] if log.exists() else []
-    return (f"the images' build beside the suite failed (exit {_status(prefix)}; log: {log}); fix what it says, "
+    return (f"the images' build beside the suite failed (exit {status}; log: {log}); fix what it says, "
             "then `make images`:\n" + "\n".join(tail))
 
 
